@@ -1,0 +1,25 @@
+"""Runs the pinned mcp-server-datahub with its stderr sent to a log file.
+
+The server logs at INFO to stderr, and stdio MCP clients inherit stderr, which would flood the user's
+terminal. stdout must stay untouched: it carries the MCP protocol.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main() -> None:
+    log_path = sys.argv[1]
+    os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log_fd, 2)
+    from mcp_server_datahub.__main__ import main as server_main
+
+    sys.argv = ["mcp-server-datahub", "--transport", "stdio"]
+    server_main()
+
+
+if __name__ == "__main__":
+    main()

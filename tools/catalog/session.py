@@ -1,0 +1,191 @@
+"""One persistent MCP session to the official mcp-server-datahub (stdio), shared by a whole process.
+
+`MultiServerMCPClient.get_tools()` would spawn a server per call (~1.4 s each); a session spawns it once.
+Every call is recorded (name, arguments, result, duration) for the evidence, the traces and the call count.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langchain_mcp_adapters.client import MultiServerMCPClient
+from langchain_mcp_adapters.tools import load_mcp_tools
+from pydantic import BaseModel
+
+READ_TOOLS = frozenset(
+    {"get_entities", "list_schema_fields", "get_lineage", "search", "get_aspect_history", "get_lineage_paths_between"}
+)
+WRITE_TOOLS = frozenset({"add_tags", "remove_tags", "save_document"})
+
+
+class CatalogError(Exception):
+    """The catalog could not answer; the message says what to do next."""
+
+
+class CatalogToolError(CatalogError):
+    """A DataHub MCP tool returned an error."""
+
+    def __init__(self, tool: str, message: str) -> None:
+        super().__init__(f"DataHub tool {tool} failed: {message}")
+        self.tool = tool
+        self.detail = message
+
+
+class ToolCallRecord(BaseModel):
+    tool: str
+    arguments: dict[str, Any]
+    ok: bool
+    result: Any = None
+    error: str | None = None
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class McpServerSpec:
+    gms_url: str
+    gms_token: str
+    log_file: Path
+    home: Path  # HOME for the server: the DataHub SDK writes ~/.datahub files there
+    fail_fast: bool = True
+
+    def connection(self) -> dict[str, Any]:
+        env = {
+            "DATAHUB_GMS_URL": self.gms_url,
+            "DATAHUB_GMS_TOKEN": self.gms_token,
+            "TOOLS_IS_MUTATION_ENABLED": "true",
+            "DATAHUB_TELEMETRY_ENABLED": "false",
+            "DATAHUB_REST_EMITTER_DEFAULT_ENDPOINT": "RESTLI",
+            "DATAHUB_MCP_DISABLE_DEFAULT_VIEW": "true",
+            "LOGURU_LEVEL": "WARNING",
+            "HOME": str(self.home),
+        }
+        if self.fail_fast:
+            env["DATAHUB_REST_EMITTER_DEFAULT_RETRY_MAX_TIMES"] = "0"
+        return {
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": ["-m", "tools.catalog.mcp_launcher", str(self.log_file)],
+            "env": env,
+        }
+
+
+class CatalogSession:
+    """Calls allowlisted DataHub MCP tools and returns their structured JSON."""
+
+    def __init__(self, tools: dict[str, BaseTool], startup_seconds: float) -> None:
+        self._tools = tools
+        self.startup_seconds = startup_seconds
+        self.calls: list[ToolCallRecord] = []
+
+    @property
+    def tool_names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def tool(self, name: str) -> BaseTool:
+        return self._tools[name]
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        if name not in self._tools:
+            raise CatalogError(f"DataHub MCP tool {name} is not available; server offers {self.tool_names}")
+        started = time.perf_counter()
+        try:
+            message = await self._tools[name].ainvoke(
+                {"type": "tool_call", "id": f"call-{len(self.calls)}", "name": name, "args": arguments}
+            )
+        except Exception as exc:
+            self._record(name, arguments, started, error=f"{type(exc).__name__}: {exc}")
+            raise CatalogError(
+                f"the DataHub MCP server did not answer {name} ({type(exc).__name__}: {exc}); "
+                "check that the catalog endpoint is running (see the log under $PROVENANCE_HOME/logs)"
+            ) from exc
+        if not isinstance(message, ToolMessage):
+            raise CatalogError(f"unexpected reply type {type(message).__name__} from {name}")
+        if message.status == "error":
+            text = _text(message)
+            self._record(name, arguments, started, error=text)
+            raise CatalogToolError(name, text)
+        structured = (message.artifact or {}).get("structured_content")
+        result = structured if structured is not None else json.loads(_text(message))
+        if isinstance(result, dict) and set(result) == {"result"}:
+            result = result["result"]
+        self._record(name, arguments, started, result=result)
+        return result
+
+    def _record(
+        self, name: str, arguments: dict[str, Any], started: float, *, result: Any = None, error: str | None = None
+    ) -> None:
+        self.calls.append(
+            ToolCallRecord(
+                tool=name,
+                arguments=arguments,
+                ok=error is None,
+                result=result,
+                error=error,
+                duration_ms=(time.perf_counter() - started) * 1e3,
+            )
+        )
+
+
+def _text(message: ToolMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(block.get("text", "") if isinstance(block, dict) else str(block) for block in message.content)
+
+
+@asynccontextmanager
+async def mcp_session(spec: McpServerSpec) -> AsyncIterator[CatalogSession]:
+    spec.log_file.parent.mkdir(parents=True, exist_ok=True)
+    spec.home.mkdir(parents=True, exist_ok=True)
+    client = MultiServerMCPClient({"datahub": spec.connection()})  # type: ignore[dict-item]
+    started = time.perf_counter()
+    ready = False
+    try:
+        async with client.session("datahub") as session:
+            loaded = await load_mcp_tools(session, server_name="datahub")
+            tools = {tool.name: tool for tool in loaded if tool.name in READ_TOOLS | WRITE_TOOLS}
+            missing = (READ_TOOLS | WRITE_TOOLS) - set(tools) - {"get_lineage_paths_between"}
+            if missing:
+                raise CatalogError(
+                    f"the DataHub MCP server does not offer {sorted(missing)}; it needs DataHub OSS >= 1.4 "
+                    "for write tools (and TOOLS_IS_MUTATION_ENABLED=true, which Provenance sets)"
+                )
+            ready = True
+            yield CatalogSession(tools, time.perf_counter() - started)
+    except BaseException as exc:
+        inner = _unwrap(exc)
+        if ready or isinstance(inner, CatalogError):
+            # anyio task groups wrap the caller's own exception; hand it back as raised
+            if inner is not exc:
+                raise inner from None
+            raise
+        raise CatalogError(
+            f"could not start the DataHub MCP server against {spec.gms_url} ({_first(exc)}); "
+            f"its log is {spec.log_file}: {_tail(spec.log_file)}"
+        ) from exc
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _first(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    if not path.exists():
+        return "(no log written)"
+    return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])

@@ -1,0 +1,230 @@
+"""A GMS-compatible HTTP endpoint over the Lite store, on 127.0.0.1 with a bearer token.
+
+Only the REST and GraphQL calls made by the pinned mcp-server-datahub and by the DataHub SDK's REST emitter
+are implemented; any other route answers 501 with the route named.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from datahub.emitter.aspect import ASPECT_MAP
+from datahub.emitter.mcp import MetadataChangeProposalWrapper
+from datahub.emitter.serialization_helper import post_json_transform, pre_json_transform
+from datahub.metadata.urns import Urn
+
+from tools.embedded.graphql import GraphQLApi, GraphQLError, UnsupportedOperation
+from tools.embedded.store import LiteStore
+
+log = logging.getLogger(__name__)
+
+# Claimed so that the MCP server enables its mutation and document tools (they require OSS >= 1.4.0).
+GMS_VERSION = "v1.4.0"
+SERVER_CONFIG = {
+    "noCode": "true",
+    "versions": {"acryldata/datahub": {"version": GMS_VERSION}},
+    "datahub": {"serverType": "quickstart"},
+    "patchCapable": False,
+    "provenanceEmbedded": True,
+}
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class EmbeddedGms:
+    """The request logic, independent of the HTTP transport so tests can call it directly."""
+
+    def __init__(self, store: LiteStore) -> None:
+        self.store = store
+        self.graphql = GraphQLApi(store)
+
+    def get(self, path: str, query: dict[str, list[str]]) -> Any:
+        if path == "/config":
+            return SERVER_CONFIG
+        if path.startswith("/aspects/"):
+            return self._get_aspect(urllib.parse.unquote(path[len("/aspects/") :]), query)
+        if path.startswith("/entitiesV2/"):
+            return self._get_entity(urllib.parse.unquote(path[len("/entitiesV2/") :]), query)
+        raise HttpError(501, f"embedded DataHub does not implement GET {path}")
+
+    def post(self, path: str, query: dict[str, list[str]], body: Any) -> Any:
+        action = (query.get("action") or [""])[0]
+        if path == "/api/graphql":
+            try:
+                data = self.graphql.execute(body.get("query", ""), body.get("variables"), body.get("operationName"))
+            except (UnsupportedOperation, GraphQLError) as exc:
+                return {"data": None, "errors": [{"message": str(exc)}]}
+            return {"data": data}
+        if path == "/aspects" and action == "ingestProposal":
+            self._ingest(body["proposal"])
+            return {"value": body["proposal"]["entityUrn"]}
+        if path == "/aspects" and action == "ingestProposalBatch":
+            for proposal in body["proposals"]:
+                self._ingest(proposal)
+            return {"value": [p["entityUrn"] for p in body["proposals"]]}
+        if path.startswith("/openapi/v3/entity/") and path.endswith("/batchGet"):
+            return self._batch_get(body)
+        raise HttpError(501, f"embedded DataHub does not implement POST {path}{'?action=' + action if action else ''}")
+
+    def _get_aspect(self, urn: str, query: dict[str, list[str]]) -> Any:
+        aspect_name = (query.get("aspect") or [""])[0]
+        version = int((query.get("version") or ["0"])[0])
+        parsed = Urn.from_string(urn)
+        if aspect_name.endswith("Key"):
+            # Lite stores no key aspects: an entity exists when it has any aspect.
+            if not self.store.exists(urn):
+                raise HttpError(404, f"{urn} not found")
+            key = parsed.to_key_aspect()  # type: ignore[attr-defined]
+            return {"version": 0, "aspect": {_fullname(key): pre_json_transform(key.to_obj())}}
+        stored = self.store.aspect_version(urn, aspect_name, version)
+        if stored is None or aspect_name not in ASPECT_MAP:
+            raise HttpError(404, f"aspect {aspect_name} of {urn} not found")
+        typed = ASPECT_MAP[aspect_name].from_obj(post_json_transform(stored[0]))
+        return {"version": version, "aspect": {_fullname(typed): pre_json_transform(typed.to_obj())}}
+
+    def _get_entity(self, urn: str, query: dict[str, list[str]]) -> Any:
+        wanted = None
+        if query.get("aspects"):
+            wanted = set(query["aspects"][0].removeprefix("List(").removesuffix(")").split(","))
+        aspects = {
+            name: {"name": name, "version": 0, "value": pre_json_transform(value.to_obj())}
+            for name, value in self.store.typed_aspects(urn).items()
+            if wanted is None or name in wanted
+        }
+        if not aspects and not self.store.exists(urn):
+            raise HttpError(404, f"{urn} not found")
+        return {"urn": urn, "aspects": aspects}
+
+    def _batch_get(self, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for request in body:
+            urn = request["urn"]
+            entity: dict[str, Any] = {"urn": urn}
+            for aspect_name, spec in request.items():
+                if aspect_name == "urn":
+                    continue
+                version = int(((spec or {}).get("headers") or {}).get("If-Version-Match", "0"))
+                stored = self.store.aspect_version(urn, aspect_name, version)
+                if stored is not None:
+                    value, newest = stored
+                    entity[aspect_name] = {
+                        "value": value,
+                        "systemMetadata": {"version": str(newest + 1)},
+                    }
+            out.append(entity)
+        return out
+
+    def _ingest(self, proposal: dict[str, Any]) -> None:
+        change = proposal.get("changeType", "UPSERT")
+        name = proposal["aspectName"]
+        if change != "UPSERT":
+            raise HttpError(422, f"embedded DataHub only accepts UPSERT proposals, got {change} for {name}")
+        if name.endswith("Key"):
+            return
+        if name not in ASPECT_MAP:
+            raise HttpError(422, f"unknown aspect {name}")
+        value = json.loads(proposal["aspect"]["value"])
+        aspect = ASPECT_MAP[name].from_obj(post_json_transform(value))
+        self.store.write(MetadataChangeProposalWrapper(entityUrn=proposal["entityUrn"], aspect=aspect))
+
+
+def _fullname(aspect: Any) -> str:
+    return str(aspect.RECORD_SCHEMA.fullname).replace(".pegasus2avro", "")
+
+
+def _handler(gms: EmbeddedGms, token: str) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("%s " + format, self.address_string(), *args)
+
+        def _reply(self, status: int, payload: Any) -> None:
+            body = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _dispatch(self, method: str) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if not secrets.compare_digest(self.headers.get("Authorization", ""), f"Bearer {token}"):
+                self._reply(401, {"message": "missing or wrong bearer token for the embedded DataHub"})
+                return
+            path, _, qs = self.path.partition("?")
+            query = urllib.parse.parse_qs(qs)
+            try:
+                if method == "GET":
+                    payload = gms.get(path, query)
+                else:
+                    payload = gms.post(path, query, json.loads(raw or b"{}"))
+                self._reply(200, payload)
+            except HttpError as exc:
+                self._reply(exc.status, {"message": str(exc), "status": exc.status})
+            except Exception as exc:  # a bug must reach the client as a 500 with its message, and the log
+                log.exception("embedded DataHub failed on %s %s", method, self.path)
+                self._reply(500, {"message": f"{type(exc).__name__}: {exc}", "status": 500})
+
+        def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+            self._dispatch("GET")
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._dispatch("POST")
+
+    return Handler
+
+
+@dataclass
+class RunningCatalog:
+    url: str
+    token: str
+    db_path: Path
+    gms: EmbeddedGms
+    server: ThreadingHTTPServer
+    thread: threading.Thread
+    startup_seconds: float
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+        self.gms.store.close()
+
+
+def start_embedded_catalog(db_path: Path, *, port: int = 0, token: str | None = None) -> RunningCatalog:
+    """Serve the Lite file on 127.0.0.1 (a free port unless given) in a background thread."""
+    started = time.perf_counter()
+    token = token or secrets.token_urlsafe(24)
+    gms = EmbeddedGms(LiteStore(db_path))
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(gms, token))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="embedded-datahub", daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    return RunningCatalog(url, token, db_path, gms, server, thread, time.perf_counter() - started)
+
+
+@contextmanager
+def embedded_catalog(db_path: Path) -> Iterator[RunningCatalog]:
+    running = start_embedded_catalog(db_path)
+    try:
+        yield running
+    finally:
+        running.stop()

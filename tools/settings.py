@@ -1,0 +1,39 @@
+"""Environment-driven settings shared by the CLI, the agent and the chat (documented in the README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ProvenanceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", frozen=True)
+
+    provenance_home: Path = Field(default=Path(".provenance"), description="Runs, catalog, checkpoints, traces.")
+    provenance_catalog: Literal["embedded", "datahub"] = Field(
+        default="embedded", description="embedded = DataHub Lite file behind the local endpoint; datahub = a real GMS."
+    )
+    provenance_lite_db: Path | None = Field(default=None, description="Overrides $PROVENANCE_HOME/catalog.db.")
+    datahub_gms_url: str | None = Field(
+        default=None, description="A real GMS (PROVENANCE_CATALOG=datahub)."
+    )
+    datahub_gms_token: str | None = Field(default=None, description="Token for DATAHUB_GMS_URL.")
+
+    @property
+    def home(self) -> Path:
+        return self.provenance_home.expanduser().resolve()
+
+    @property
+    def lite_db(self) -> Path:
+        return (self.provenance_lite_db or self.home / "catalog.db").expanduser().resolve()
+
+    @property
+    def logs(self) -> Path:
+        return self.home / "logs"
+
+
+def load_settings() -> ProvenanceSettings:
+    return ProvenanceSettings()
