@@ -1,0 +1,187 @@
+"""Typed wrappers over the DataHub MCP tools Provenance uses. Reads and writes are separate classes so that
+only the publish step (after approval) is ever handed a `CatalogWriter`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tools.catalog.session import CatalogSession, CatalogToolError
+
+
+class SchemaField(BaseModel):
+    field_path: str = Field(alias="fieldPath")
+    type: str = "STRING"
+    native_data_type: str | None = Field(default=None, alias="nativeDataType")
+    nullable: bool = False
+    description: str | None = None
+
+
+class EntitySummary(BaseModel):
+    """The parts of a GetEntity answer Provenance reasons about."""
+
+    urn: str
+    type: str
+    name: str | None = None
+    description: str | None = None
+    platform: str | None = None
+    owners: list[str] = []
+    tags: list[str] = []
+    custom_properties: dict[str, str] = {}
+    related_documents: list[str] = []
+    raw: dict[str, Any] = {}
+
+    @classmethod
+    def from_graphql(cls, entity: dict[str, Any]) -> EntitySummary:
+        props = entity.get("properties") or {}
+        return cls(
+            urn=entity["urn"],
+            type=entity.get("type", ""),
+            name=entity.get("name") or props.get("name"),
+            description=entity.get("description") or props.get("description"),
+            platform=(entity.get("platform") or {}).get("name"),
+            owners=[o["owner"]["urn"] for o in (entity.get("ownership") or {}).get("owners", [])],
+            tags=[t["tag"]["urn"] for t in (entity.get("tags") or {}).get("tags", [])],
+            custom_properties={p["key"]: p.get("value", "") for p in props.get("customProperties") or []},
+            related_documents=[d["urn"] for d in (entity.get("relatedDocuments") or {}).get("documents", [])],
+            raw=entity,
+        )
+
+
+class LineageHit(BaseModel):
+    urn: str
+    type: str
+    name: str | None = None
+    degree: int
+    lineage_columns: list[str] = []
+
+
+class FineGrainedEdge(BaseModel):
+    upstream: str
+    downstream: str
+    transform: str | None = None
+
+
+class CatalogReader:
+    def __init__(self, session: CatalogSession) -> None:
+        self.session = session
+
+    async def get_entities(self, urns: list[str]) -> dict[str, EntitySummary | None]:
+        """Entities by URN; None for a URN the catalog does not know."""
+        if not urns:
+            return {}
+        result = await self.session.call("get_entities", {"urns": urns})
+        items = result if isinstance(result, list) else [result]
+        out: dict[str, EntitySummary | None] = {}
+        for urn, item in zip(urns, items, strict=True):
+            out[urn] = None if "error" in item else EntitySummary.from_graphql(item)
+        return out
+
+    async def get_entity(self, urn: str) -> EntitySummary | None:
+        return (await self.get_entities([urn]))[urn]
+
+    async def list_schema_fields(self, urn: str) -> list[SchemaField]:
+        fields: list[SchemaField] = []
+        offset = 0
+        while True:
+            page = await self.session.call("list_schema_fields", {"urn": urn, "limit": 100, "offset": offset})
+            fields += [SchemaField.model_validate(f) for f in page.get("fields", [])]
+            offset += int(page.get("returned", 0))
+            if not page.get("remainingCount") or not page.get("returned"):
+                return fields
+
+    async def get_lineage(
+        self,
+        urn: str,
+        *,
+        column: str | None = None,
+        direction: Literal["up", "down"] = "down",
+        max_hops: int = 1,
+        max_results: int = 100,
+    ) -> list[LineageHit]:
+        args: dict[str, Any] = {
+            "urn": urn,
+            "upstream": direction == "up",
+            "max_hops": max_hops,
+            "max_results": max_results,
+        }
+        if column is not None:
+            args["column"] = column
+        result = await self.session.call("get_lineage", args)
+        block = result.get("upstreams" if direction == "up" else "downstreams") or {}
+        return [
+            LineageHit(
+                urn=hit["entity"]["urn"],
+                type=hit["entity"].get("type", ""),
+                name=hit["entity"].get("name"),
+                degree=int(hit.get("degree", 1)),
+                lineage_columns=hit.get("lineageColumns") or [],
+            )
+            for hit in block.get("searchResults", [])
+        ]
+
+    async def fine_grained_lineage(self, dataset_urns: list[str]) -> dict[str, list[FineGrainedEdge]]:
+        """Column edges (with their transform) recorded on each dataset's upstreamLineage aspect, one call."""
+        if not dataset_urns:
+            return {}
+        result = await self.session.call(
+            "get_aspect_history",
+            {"urns": dataset_urns, "aspect_names": ["upstreamLineage"], "limit": 1, "include_current": True},
+        )
+        out: dict[str, list[FineGrainedEdge]] = {urn: [] for urn in dataset_urns}
+        for item in result.get("results", []):
+            if item.get("error"):
+                raise CatalogToolError("get_aspect_history", f"{item['urn']}: {item['error']}")
+            value = (item.get("current") or {}).get("value") or {}
+            for fgl in value.get("fineGrainedLineages") or []:
+                for up in fgl.get("upstreams") or []:
+                    for down in fgl.get("downstreams") or []:
+                        out.setdefault(item["urn"], []).append(
+                            FineGrainedEdge(upstream=up, downstream=down, transform=fgl.get("transformOperation"))
+                        )
+        return out
+
+    async def search(self, query: str, *, filter: str | None = None, num_results: int = 10) -> list[EntitySummary]:
+        args: dict[str, Any] = {"query": query, "num_results": num_results}
+        if filter:
+            args["filter"] = filter
+        result = await self.session.call("search", args)
+        return [EntitySummary.from_graphql(hit["entity"]) for hit in result.get("searchResults", [])]
+
+
+class CatalogWriter:
+    """Write tools. Constructed only by the publish step, after a person approved."""
+
+    def __init__(self, session: CatalogSession) -> None:
+        self.session = session
+
+    async def add_tags(self, tag_urns: list[str], entity_urns: list[str]) -> None:
+        await self.session.call("add_tags", {"tag_urns": tag_urns, "entity_urns": entity_urns})
+
+    async def remove_tags(self, tag_urns: list[str], entity_urns: list[str]) -> None:
+        await self.session.call("remove_tags", {"tag_urns": tag_urns, "entity_urns": entity_urns})
+
+    async def save_document(
+        self,
+        *,
+        title: str,
+        content: str,
+        related_assets: list[str],
+        urn: str | None = None,
+        document_type: str = "Analysis",
+        topics: list[str] | None = None,
+    ) -> str:
+        args: dict[str, Any] = {
+            "document_type": document_type,
+            "title": title,
+            "content": content,
+            "related_assets": related_assets,
+        }
+        if urn:
+            args["urn"] = urn
+        if topics:
+            args["topics"] = topics
+        result = await self.session.call("save_document", args)
+        return str(result["urn"])
