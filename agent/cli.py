@@ -28,9 +28,8 @@ def _cmd_seed(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
     result = seed_demo(settings)
     print(f"Seeded {result.mcps} aspects into the {result.catalog} in {result.seconds:.1f} s")
     for model in result.artifacts.models.values():
-        print(
-            f"  {model.name}: {model.artifact_path} (sha256 {model.artifact_sha256[:12]}…, eval AUC {model.eval_auc:.3f})"
-        )
+        digest = model.artifact_sha256[:12]
+        print(f"  {model.name}: {model.artifact_path} (sha256 {digest}…, eval AUC {model.eval_auc:.3f})")
     print(f"  evaluation data: {result.artifacts.eval_data_path}")
     return EXIT_OK
 
