@@ -1,0 +1,34 @@
+# The two commands of the README: `make demo` and `make test`. Both create .venv on a fresh machine.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PROVENANCE_HOME ?= $(CURDIR)/.provenance
+
+# Python 3.12 preferred, 3.11 accepted: the first candidate that actually runs and is >= 3.11.
+PYTHON ?= $(shell for c in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3 python3.11 \
+	$$HOME/.pyenv/versions/3.11*/bin/python3 python3; do \
+	if $$c -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$c; break; fi; done)
+
+.PHONY: demo test lint chat clean
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Python >= 3.11 not found; install python3.12 (or 3.11)" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/provenance demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: $(STAMP) lint
+	$(BIN)/pytest -q
+
+clean:
+	rm -rf $(VENV) .provenance .pytest_cache .mypy_cache .ruff_cache
