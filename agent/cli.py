@@ -74,10 +74,24 @@ def _cmd_lineage(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_demo(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
+    from seed.catalog import KAFKA_TOPIC_URN, POSTGRES_TABLE_URN
+
+    print("== 1. Seed the demo catalog and models", flush=True)
+    _cmd_seed(settings, _args)
+    for step, dataset in (("2", POSTGRES_TABLE_URN), ("3", KAFKA_TOPIC_URN)):
+        print(f"\n== {step}. Which models depend on {dataset} amount?", flush=True)
+        found, startup = asyncio.run(discover(settings, dataset, "amount"))
+        print(render_discovery(found))
+        print(f"catalog start (endpoint + MCP server): {startup:.2f} s")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="provenance", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("demo", help="seed the demo catalog and walk through the impact analysis")
     commands.add_parser("seed", help="train the demo models and write the demo catalog")
     catalog = commands.add_parser("catalog", help="the embedded DataHub catalog")
     catalog_commands = catalog.add_subparsers(dest="catalog_command", required=True)
@@ -91,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-HANDLERS = {"seed": _cmd_seed, "catalog": _cmd_serve, "lineage": _cmd_lineage}
+HANDLERS = {"demo": _cmd_demo, "seed": _cmd_seed, "catalog": _cmd_serve, "lineage": _cmd_lineage}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,85 @@
+"""Column-precise discovery over the real MCP server and the seeded demo catalog."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from seed.catalog import (
+    CHALLENGER_MODEL_URN,
+    CONTROL_MODEL_URN,
+    FEATURE_TABLE_DATASET_URN,
+    FRAUD_MODEL_URN,
+    KAFKA_TOPIC_URN,
+    POSTGRES_TABLE_URN,
+    feature_urn,
+)
+from tools.catalog.connection import open_catalog
+from tools.catalog.datahub import CatalogReader, EntitySummary
+from tools.catalog.discovery import CatalogInputError, Discoverer, Discovery, production_status
+from tools.settings import ProvenanceSettings
+
+
+def _discover(settings: ProvenanceSettings, dataset: str, field: str) -> Discovery:
+    async def run() -> Discovery:
+        async with open_catalog(settings) as catalog:
+            return await Discoverer(CatalogReader(catalog.session)).discover(dataset, field)
+
+    return asyncio.run(run())
+
+
+def test_postgres_amount_reaches_fraud_detector_but_never_the_control(settings: ProvenanceSettings) -> None:
+    found = _discover(settings, POSTGRES_TABLE_URN, "amount")
+    assert found.precision == "column"
+    assert [m.urn for m in found.production_models] == [FRAUD_MODEL_URN]
+    assert [m.urn for m in found.other_models] == [CHALLENGER_MODEL_URN]
+    assert CONTROL_MODEL_URN not in [m.urn for m in found.models]
+    feature = found.production_models[0].features[0]
+    assert feature.urn == feature_urn("txn_amount")
+    assert [(s.dataset_urn, s.column, s.transform) for s in feature.path] == [
+        (POSTGRES_TABLE_URN, "amount", None),
+        (FEATURE_TABLE_DATASET_URN, "txn_amount", "IDENTITY"),
+    ]
+    assert feature.non_identity_transforms == []
+    assert found.mcp_calls <= 10
+
+
+def test_kafka_amount_reaches_the_same_model_over_more_hops(settings: ProvenanceSettings) -> None:
+    found = _discover(settings, KAFKA_TOPIC_URN, "amount")
+    assert [m.urn for m in found.production_models] == [FRAUD_MODEL_URN]
+    path = found.production_models[0].features[0].path
+    assert [s.dataset_urn for s in path] == [KAFKA_TOPIC_URN, POSTGRES_TABLE_URN, FEATURE_TABLE_DATASET_URN]
+
+
+def test_a_field_used_by_the_control_finds_both_production_models(settings: ProvenanceSettings) -> None:
+    found = _discover(settings, POSTGRES_TABLE_URN, "account_age_days")
+    assert {m.urn for m in found.production_models} == {FRAUD_MODEL_URN, CONTROL_MODEL_URN}
+
+
+def test_unknown_field_names_the_closest_matches(settings: ProvenanceSettings) -> None:
+    with pytest.raises(CatalogInputError, match="Closest matches: amount"):
+        _discover(settings, POSTGRES_TABLE_URN, "amout")
+
+
+def test_unknown_dataset_names_the_closest_matches(settings: ProvenanceSettings) -> None:
+    with pytest.raises(CatalogInputError, match=r"payments\.public\.transactions"):
+        _discover(settings, POSTGRES_TABLE_URN.replace("transactions", "transaction"), "amount")
+
+
+@pytest.mark.parametrize(
+    ("tags", "props", "expected"),
+    [
+        (["urn:li:tag:production"], {}, True),
+        (["urn:li:tag:Production"], {}, True),
+        ([], {"mlflow.stage": "Production"}, True),
+        ([], {"mlflow.aliases": "champion, production"}, True),
+        ([], {"mlflow.stage": "Staging"}, False),
+        (["urn:li:tag:provenance:PASS"], {}, False),
+    ],
+)
+def test_production_status(tags: list[str], props: dict[str, str], expected: bool) -> None:
+    entity = EntitySummary(
+        urn="urn:li:mlModel:(urn:li:dataPlatform:mlflow,x,PROD)", type="MLMODEL", tags=tags, custom_properties=props
+    )
+    assert production_status(entity)[0] is expected
