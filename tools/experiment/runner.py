@@ -1,0 +1,237 @@
+"""Baseline and counterfactual inference on one model, with per-row failure capture.
+
+The pipeline is loaded once by the caller; baseline scores are cached per (artifact, eval data) hash; the
+mutation is applied to a copy of one column; inference runs in chunks. A chunk that raises is narrowed down
+by bisection — restricted to the rows the mutation changed, because the unchanged ones already scored — so a
+bad row costs its own prediction, not the run. Changed rows whose new value is missing or non-finite form one
+class: when the whole class fails and three sampled rows fail alone too, the class is counted as failed
+without bisecting every row (bisection costs ~2 predict calls per failing row; `value_class_rows` records
+how many rows were attributed this way).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tools.experiment.mutations import Mutation, apply_mutation, check_compatible
+
+DEFAULT_CHUNK_ROWS = 200_000
+# Upper bound on predict calls spent isolating failing rows; beyond it the remaining suspect rows are
+# counted as failed together and the evidence says so.
+ISOLATION_CALL_BUDGET = 4_000
+_MAX_ERROR_SAMPLES = 5
+
+
+class BaselineFailure(Exception):
+    """The unmutated data already fails: the model or its evaluation data is broken, not the change."""
+
+
+@dataclass
+class InferenceResult:
+    scores: np.ndarray  # P(class 1); NaN where failed
+    failed: np.ndarray  # bool per row
+    error_samples: list[str] = field(default_factory=list)
+    predict_calls: int = 0
+    unisolated_rows: int = 0
+    value_class_rows: int = 0
+
+
+@dataclass
+class ExperimentOutcome:
+    y_true: np.ndarray
+    baseline: np.ndarray
+    mutated: InferenceResult
+    rows_changed: int
+    baseline_cached: bool
+    seconds: dict[str, float]
+
+
+class _Scorer:
+    def __init__(self, pipeline: Any, columns: list[str]) -> None:
+        self.pipeline = pipeline
+        self.columns = columns
+        self.calls = 0
+
+    def __call__(self, frame: pd.DataFrame) -> np.ndarray:
+        self.calls += 1
+        proba = np.asarray(self.pipeline.predict_proba(frame[self.columns]), dtype=np.float64)
+        return proba[:, 1] if proba.ndim == 2 else proba
+
+
+def score_frame(
+    pipeline: Any,
+    frame: pd.DataFrame,
+    columns: list[str],
+    *,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    suspects: np.ndarray | None = None,
+    missing: np.ndarray | None = None,
+) -> InferenceResult:
+    """Score every row; rows not in `suspects` are assumed to score (used only to narrow failures)."""
+    n = len(frame)
+    scores = np.full(n, np.nan)
+    failed = np.zeros(n, dtype=bool)
+    scorer = _Scorer(pipeline, columns)
+    errors: list[str] = []
+    unisolated = 0
+    by_value_class = 0
+    budget = [ISOLATION_CALL_BUDGET]
+
+    def try_rows(rows: np.ndarray) -> Exception | None:
+        budget[0] -= 1
+        try:
+            scores[rows] = scorer(frame.iloc[rows])
+        except Exception as exc:  # per-row failure capture is the point: any model error counts
+            return exc
+        return None
+
+    def isolate_missing(rows: np.ndarray) -> None:
+        nonlocal by_value_class
+        if len(rows) == 0 or try_rows(rows) is None:
+            return
+        probes = rows[np.linspace(0, len(rows) - 1, num=min(3, len(rows)), dtype=int)]
+        probe_errors = [try_rows(probes[i : i + 1]) for i in range(len(probes))]
+        if all(probe_errors):
+            failed[rows] = True
+            by_value_class += len(rows)
+            if len(errors) < _MAX_ERROR_SAMPLES:
+                errors.append(
+                    f"{len(rows)} rows with a missing/non-finite mutated value: "
+                    f"{type(probe_errors[0]).__name__}: {probe_errors[0]}"
+                )
+            return
+        isolate(rows)
+
+    def isolate(rows: np.ndarray) -> None:
+        nonlocal unisolated
+        if len(rows) == 0:
+            return
+        if budget[0] <= 0:
+            failed[rows] = True
+            unisolated += len(rows)
+            return
+        budget[0] -= 1
+        try:
+            scores[rows] = scorer(frame.iloc[rows])
+        except Exception as exc:  # per-row failure capture is the point: any model error counts
+            if len(rows) == 1:
+                failed[rows] = True
+                if len(errors) < _MAX_ERROR_SAMPLES:
+                    errors.append(f"row {int(rows[0])}: {type(exc).__name__}: {exc}")
+                return
+            middle = len(rows) // 2
+            isolate(rows[:middle])
+            isolate(rows[middle:])
+
+    for start in range(0, n, chunk_rows):
+        stop = min(start + chunk_rows, n)
+        try:
+            scores[start:stop] = scorer(frame.iloc[start:stop])
+        except Exception:  # narrowed down below
+            rows = np.arange(start, stop)
+            if suspects is not None:
+                clean = rows[~suspects[start:stop]]
+                rows = rows[suspects[start:stop]]
+                if len(clean):
+                    isolate(clean)
+            if missing is not None:
+                isolate_missing(rows[missing[rows]])
+                rows = rows[~missing[rows]]
+            isolate(rows)
+    bad_output = ~np.isfinite(scores) & ~failed
+    if bad_output.any():
+        failed |= bad_output
+        if len(errors) < _MAX_ERROR_SAMPLES:
+            errors.append(f"{int(bad_output.sum())} rows returned NaN or infinite probabilities")
+    return InferenceResult(
+        scores=scores,
+        failed=failed,
+        error_samples=errors,
+        predict_calls=scorer.calls,
+        unisolated_rows=unisolated,
+        value_class_rows=by_value_class,
+    )
+
+
+def changed_rows(before: pd.Series, after: pd.Series) -> np.ndarray:
+    both_null = before.isna().to_numpy() & after.isna().to_numpy()
+    same = (
+        (before.to_numpy(dtype=object) == after.to_numpy(dtype=object))
+        if before.dtype == object
+        else (before.to_numpy() == after.to_numpy())
+    )
+    return ~(np.asarray(same, dtype=bool) | both_null)
+
+
+class BaselineCache:
+    """Baseline scores per (artifact sha256, eval data sha256); the baseline never depends on the mutation."""
+
+    def __init__(self) -> None:
+        self._scores: dict[tuple[str, str], np.ndarray] = {}
+
+    def get_or_compute(self, key: tuple[str, str], compute: Callable[[], np.ndarray]) -> tuple[np.ndarray, bool]:
+        if key in self._scores:
+            return self._scores[key], True
+        scores = compute()
+        scores.setflags(write=False)
+        self._scores[key] = scores
+        return scores, False
+
+
+def run_experiment(
+    *,
+    pipeline: Any,
+    frame: pd.DataFrame,
+    columns: list[str],
+    label_column: str,
+    feature_column: str,
+    mutation: Mutation,
+    cache: BaselineCache,
+    cache_key: tuple[str, str],
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> ExperimentOutcome:
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def baseline_scores() -> np.ndarray:
+        result = score_frame(pipeline, frame, columns, chunk_rows=chunk_rows)
+        if result.failed.any():
+            raise BaselineFailure(
+                f"the model fails on {int(result.failed.sum())} unmutated evaluation rows "
+                f"({'; '.join(result.error_samples)}); fix the model or its evaluation data first"
+            )
+        return result.scores
+
+    baseline, cached = cache.get_or_compute(cache_key, baseline_scores)
+    timings["baseline"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    original = frame[feature_column]
+    check_compatible(mutation, original)
+    mutated_column = apply_mutation(original, mutation)
+    mutated_frame = frame.assign(**{feature_column: mutated_column})  # a new frame; the input is untouched
+    suspects = changed_rows(original, mutated_column)
+    timings["mutate"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    missing = mutated_column.isna().to_numpy().copy()
+    if pd.api.types.is_numeric_dtype(mutated_column.dtype):
+        missing |= ~np.isfinite(mutated_column.to_numpy(dtype=np.float64, na_value=np.nan))
+    mutated = score_frame(
+        pipeline, mutated_frame, columns, chunk_rows=chunk_rows, suspects=suspects, missing=missing & suspects
+    )
+    timings["mutated"] = time.perf_counter() - started
+    return ExperimentOutcome(
+        y_true=frame[label_column].to_numpy().astype(np.int8),
+        baseline=baseline,
+        mutated=mutated,
+        rows_changed=int(suspects.sum()),
+        baseline_cached=cached,
+        seconds=timings,
+    )
