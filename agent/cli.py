@@ -9,8 +9,12 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from threading import Event
 
+from agent.pipeline import EXIT_CODES, AssessmentResult, assess_change
+from agent.render import render_result
+from policies.engine import PolicyError, load_policy
 from seed.seeding import seed_demo
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
@@ -18,6 +22,8 @@ from tools.catalog.discovery import CatalogInputError, Discoverer, Discovery
 from tools.catalog.render import render_discovery
 from tools.catalog.session import CatalogError
 from tools.embedded.server import start_embedded_catalog
+from tools.evidence.schema import ChangeRequest, PlanRecord
+from tools.experiment.mutations import ALLOWED_OPERATORS, PlanError, parse_mutation
 from tools.settings import ProvenanceSettings, load_settings
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_FAILURE = 0, 2, 1
@@ -87,6 +93,52 @@ def _cmd_demo(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def parse_params(pairs: list[str]) -> dict[str, object]:
+    """`--param k=v`: v is JSON when it parses (numbers, objects), else a plain string."""
+    params: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise PlanError(f"--param expects key=value, got {pair!r} (e.g. --param factor=100)")
+        try:
+            params[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key.strip()] = value
+    return params
+
+
+async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
+    mutation = parse_mutation(args.op, parse_params(args.param), fraction=args.fraction, seed=args.seed)
+    policy = load_policy(args.policy)
+    request = ChangeRequest(
+        dataset_urn=args.dataset,
+        field=args.field,
+        op=mutation.op,
+        params=mutation.model_dump(exclude={"op", "fraction", "seed"}),
+        fraction=mutation.fraction,
+        seed=mutation.seed,
+    )
+    plan = PlanRecord(
+        planner="cli",
+        mutation=mutation.model_dump(mode="json"),
+        description=mutation.describe(args.field),
+        rationale="given on the command line",
+    )
+    async with open_catalog(settings) as catalog:
+        return await assess_change(settings, catalog, request, plan, mutation, policy)
+
+
+def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    if not args.no_publish:
+        raise PlanError("assess needs --no-publish here; use `provenance ask` to assess and publish with approval")
+    result = asyncio.run(_assess(settings, args))
+    if args.json:
+        print(json.dumps(result.summary(), indent=2, default=str))
+    else:
+        print(render_result(result))
+    return EXIT_CODES[result.evidence.verdict]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="provenance", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
@@ -102,10 +154,20 @@ def build_parser() -> argparse.ArgumentParser:
     lineage.add_argument("--dataset", required=True, help="dataset URN")
     lineage.add_argument("--field", required=True, help="field path in that dataset")
     lineage.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    assess = commands.add_parser("assess", help="test every affected production model against a mutation")
+    assess.add_argument("--dataset", required=True, help="dataset URN")
+    assess.add_argument("--field", required=True, help="field path in that dataset")
+    assess.add_argument("--op", required=True, help=f"mutation operator: {', '.join(ALLOWED_OPERATORS)}")
+    assess.add_argument("--param", action="append", default=[], metavar="K=V", help="operator parameter (repeat)")
+    assess.add_argument("--fraction", type=float, default=1.0, help="share of rows to mutate, in (0, 1]")
+    assess.add_argument("--seed", type=int, default=0, help="seed choosing the mutated rows")
+    assess.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v1.yaml)")
+    assess.add_argument("--no-publish", action="store_true", help="write evidence only; never touch the catalog")
+    assess.add_argument("--json", action="store_true", help="the evidence summary as JSON on stdout")
     return parser
 
 
-HANDLERS = {"demo": _cmd_demo, "seed": _cmd_seed, "catalog": _cmd_serve, "lineage": _cmd_lineage}
+HANDLERS = {"assess": _cmd_assess, "demo": _cmd_demo, "seed": _cmd_seed, "catalog": _cmd_serve, "lineage": _cmd_lineage}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = load_settings()
     try:
         return HANDLERS[args.command](settings, args)
-    except CatalogInputError as exc:
+    except (CatalogInputError, PlanError, PolicyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except CatalogError as exc:

@@ -1,0 +1,44 @@
+"""Terminal rendering of an assessment result (the report.md is the full version)."""
+
+from __future__ import annotations
+
+from agent.pipeline import AssessmentResult
+from tools.experiment.metrics import ModelMetrics
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def metrics_line(m: ModelMetrics) -> str:
+    return (
+        f"AUC {_num(m.auc_baseline)} -> {_num(m.auc_mutated)} (delta {_num(m.auc_delta)}, p={m.auc_p_value:.2g})"
+        if m.auc_p_value is not None
+        else f"AUC {_num(m.auc_baseline)} -> {_num(m.auc_mutated)}"
+    ) + (
+        f"; flips {_pct(m.flip_rate)} [{_pct(m.flip_rate_ci_low)}, {_pct(m.flip_rate_ci_high)}]"
+        f"; shift mean {_num(m.prob_shift_mean)} p95 {_num(m.prob_shift_p95)}; PSI {_num(m.psi)}"
+        f"; failures {_pct(m.failure_rate)} (n={m.n})"
+    )
+
+
+def render_result(result: AssessmentResult) -> str:
+    ev = result.evidence
+    lines = [f"Verdict: {ev.verdict}   (run {ev.run_id}, policy {ev.policy.name} v{ev.policy.version})"]
+    lines += [f"  - {reason}" for reason in ev.verdict_reasons]
+    for model in ev.models:
+        lines.append(f"\n{model.name}: {model.verdict}")
+        if model.experiment:
+            lines.append(f"  change: {model.experiment.mutation}; {model.experiment.rows_changed} rows changed")
+        if model.metrics:
+            lines.append(f"  {metrics_line(model.metrics)}")
+        lines += [f"  [{r.severity}] {r.message}" for r in model.reasons]
+    for skipped in ev.not_tested:
+        lines.append(f"\nnot tested: {skipped.name} ({skipped.reason})")
+    lines.append(f"\nEvidence: {result.run_dir}/report.md")
+    lines.append(f"{ev.mcp_calls} MCP calls; publication: {ev.publication.status}")
+    return "\n".join(lines)

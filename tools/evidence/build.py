@@ -1,0 +1,69 @@
+"""Assembling a run's evidence and writing its folder (evidence.json, report.md, plots)."""
+
+from __future__ import annotations
+
+import platform
+import re
+from importlib import metadata
+from pathlib import Path
+
+from policies.engine import LoadedPolicy
+from tools.evidence.schema import Evidence, PolicyRecord
+from tools.evidence.store import update_evidence, write_run
+from tools.experiment.assess import ModelTest
+
+TRACKED_PACKAGES = (
+    "provenance",
+    "scikit-learn",
+    "pandas",
+    "numpy",
+    "scipy",
+    "joblib",
+    "acryl-datahub",
+    "mcp-server-datahub",
+    "langchain-mcp-adapters",
+    "langgraph",
+    "langchain-google-genai",
+)
+
+
+def environment() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for package in TRACKED_PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+def policy_record(loaded: LoadedPolicy) -> PolicyRecord:
+    return PolicyRecord(
+        name=loaded.policy.name, version=loaded.policy.version, sha256=loaded.sha256, path=str(loaded.path)
+    )
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "model"
+
+
+def persist_run(home: Path, evidence: Evidence, tests: list[ModelTest]) -> Path:
+    """Write the run folder atomically: plots first (their names go into the evidence), then report + JSON."""
+    from tools.evidence.plots import write_plots
+    from tools.evidence.report import write_report
+
+    def extra(folder: Path) -> None:
+        for test in tests:
+            if test.arrays is not None:
+                test.evidence.plots = write_plots(folder, slug(test.evidence.name), *test.arrays)
+        evidence.models = [t.evidence for t in tests]
+        write_report(folder, evidence)
+
+    return write_run(home, evidence, extra)
+
+
+def refresh_run(home: Path, evidence: Evidence) -> Path:
+    """Rewrite evidence.json and report.md after a later step (publication) changed the evidence."""
+    from tools.evidence.report import write_report
+
+    return update_evidence(home, evidence, lambda folder: write_report(folder, evidence))

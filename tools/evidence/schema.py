@@ -1,0 +1,125 @@
+"""evidence.json: what was asked, what lineage showed, what ran, what was measured, what the policy decided,
+and what was (or was not) published. Schema-versioned; readers check `schema_version`."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from policies.engine import Reason, Verdict
+from tools.catalog.discovery import LineageStep
+from tools.experiment.metrics import ModelMetrics
+
+SCHEMA_VERSION = "provenance.evidence/1"
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+class ChangeRequest(BaseModel):
+    dataset_urn: str
+    field: str
+    op: str
+    params: dict[str, Any]
+    fraction: float
+    seed: int
+    question: str | None = None  # the user's words, when the request came from a conversation
+
+
+class PlanRecord(BaseModel):
+    planner: Literal["cli", "deterministic", "gemini", "replay"]
+    mutation: dict[str, Any]
+    description: str
+    rationale: str = ""
+
+
+class BindingRecord(BaseModel):
+    artifact_path: str
+    artifact_sha256_expected: str
+    eval_data_path: str
+    eval_data_sha256: str | None = None
+    label_column: str
+    decision_threshold: float
+
+
+class ExperimentRecord(BaseModel):
+    rows: int
+    rows_changed: int
+    feature_column: str
+    mutation: str  # human description
+    baseline_cached: bool
+    predict_calls: int
+    value_class_rows: int = 0
+    unisolated_rows: int = 0
+    error_samples: list[str] = []
+    seconds: dict[str, float] = {}
+
+
+class ModelEvidence(BaseModel):
+    urn: str
+    name: str
+    verdict: Verdict
+    reasons: list[Reason]
+    feature_column: str | None = None
+    lineage_path: list[LineageStep] = []
+    binding: BindingRecord | None = None
+    metrics: ModelMetrics | None = None
+    experiment: ExperimentRecord | None = None
+    plots: dict[str, str] = {}  # name -> file name inside the run folder
+    owners: list[str] = []
+
+
+class NotTested(BaseModel):
+    urn: str
+    name: str
+    reason: str
+
+
+class PolicyRecord(BaseModel):
+    name: str
+    version: int
+    sha256: str
+    path: str
+
+
+class StageFailure(BaseModel):
+    stage: str
+    message: str
+
+
+class PublicationRecord(BaseModel):
+    status: Literal["not_requested", "pending_approval", "rejected", "published", "failed"] = "not_requested"
+    decided_by: str | None = None
+    tags: dict[str, str] = {}  # model urn -> status tag urn written
+    document_urn: str | None = None
+    message: str | None = None
+    attempts: int = 0
+    updated_at: str | None = None
+
+
+class Evidence(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    run_id: str
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    request: ChangeRequest
+    catalog: str
+    dataset_owners: list[str] = []
+    dataset_tags: list[str] = []
+    lineage_precision: str = "none"
+    datasets_searched: list[str] = []
+    plan: PlanRecord
+    models: list[ModelEvidence] = []
+    not_tested: list[NotTested] = []
+    verdict: Verdict
+    verdict_reasons: list[str] = []
+    policy: PolicyRecord
+    mcp_calls: int = 0
+    timings: dict[str, float] = {}
+    environment: dict[str, str] = {}
+    failures: list[StageFailure] = []
+    publication: PublicationRecord = PublicationRecord()

@@ -1,0 +1,94 @@
+"""Writing and reading run folders under $PROVENANCE_HOME/runs/<run_id>/, atomically.
+
+A run folder is assembled under a hidden temporary name and renamed into place, so a reader (or a crash)
+never sees half a run. Later updates (publication status) replace evidence.json with os.replace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from tools.evidence.schema import SCHEMA_VERSION, Evidence
+
+EVIDENCE_FILE = "evidence.json"
+REPORT_FILE = "report.md"
+
+
+class EvidenceError(Exception):
+    """A run folder that cannot be read or written; the message says which and why."""
+
+
+def runs_dir(home: Path) -> Path:
+    return home / "runs"
+
+
+def _write_file_atomically(path: Path, data: bytes) -> None:
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_run(home: Path, evidence: Evidence, extra: Callable[[Path], None] | None = None) -> Path:
+    """Create runs/<run_id>/ with evidence.json plus whatever `extra(folder)` writes (report, plots)."""
+    final = runs_dir(home) / evidence.run_id
+    if final.exists():
+        raise EvidenceError(f"run folder {final} already exists; run ids must be unique")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{evidence.run_id}."))
+    try:
+        if extra is not None:
+            extra(staging)
+        _write_file_atomically(staging / EVIDENCE_FILE, evidence.model_dump_json(indent=2).encode())
+        os.rename(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return final
+
+
+def update_evidence(home: Path, evidence: Evidence, extra: Callable[[Path], None] | None = None) -> Path:
+    folder = runs_dir(home) / evidence.run_id
+    if not folder.is_dir():
+        raise EvidenceError(f"run {evidence.run_id} has no folder under {runs_dir(home)}")
+    if extra is not None:
+        extra(folder)
+    _write_file_atomically(folder / EVIDENCE_FILE, evidence.model_dump_json(indent=2).encode())
+    return folder
+
+
+def read_evidence(home: Path, run_id: str) -> Evidence:
+    path = runs_dir(home) / run_id / EVIDENCE_FILE
+    if not path.is_file():
+        known = ", ".join(list_run_ids(home)[-5:]) or "none"
+        raise EvidenceError(f"no run {run_id!r} under {runs_dir(home)}; recent runs: {known}")
+    try:
+        raw = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise EvidenceError(f"{path} is not valid JSON ({exc}); the run folder is damaged") from exc
+    if raw.get("schema_version") != SCHEMA_VERSION:
+        raise EvidenceError(f"{path} has schema {raw.get('schema_version')!r}; this Provenance reads {SCHEMA_VERSION}")
+    try:
+        return Evidence.model_validate(raw)
+    except ValidationError as exc:
+        raise EvidenceError(f"{path} does not match {SCHEMA_VERSION}: {exc.error_count()} problems") from exc
+
+
+def list_run_ids(home: Path) -> list[str]:
+    folder = runs_dir(home)
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
