@@ -1,0 +1,411 @@
+"""The mutation operator allowlist (DESIGN §5): typed, bounded, deterministic column mutations.
+
+A plan (from the LLM or the deterministic planner) names an operator and its parameters. ``parse_mutation``
+validates them against this allowlist, ``check_compatible`` against the evaluation column, and
+``apply_mutation`` returns a mutated copy. Rows are chosen from ``default_rng(seed)`` alone, so a run is
+reproducible from the plan.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+Kind = Literal["numeric", "boolean", "categorical", "other"]
+_ALL_KINDS: frozenset[str] = frozenset({"numeric", "boolean", "categorical", "other"})
+_CONSTANT_TYPES = {"numeric": (int, float), "boolean": (bool,), "categorical": (str,)}
+
+
+class PlanError(ValueError):
+    """A mutation that cannot run as written; the message says what is allowed."""
+
+
+class MutationTypeError(PlanError):
+    """The operator does not fit the column's type."""
+
+
+class _Op(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    fraction: float = 1.0
+    seed: int = Field(0, ge=0)
+
+    summary: ClassVar[str]
+    action: ClassVar[str]  # describe() template, formatted with the column name and the parameters
+    kinds: ClassVar[frozenset[str]] = frozenset({"numeric"})
+    int_params: ClassVar[tuple[str, ...] | None] = None  # integral values here keep an int column's dtype
+
+    @field_validator("fraction")
+    @classmethod
+    def _fraction_in_range(cls, value: float) -> float:
+        if not 0 < value <= 1:
+            raise ValueError("fraction must be in (0, 1]")
+        return value
+
+    @classmethod
+    def signature(cls) -> str:
+        params = [name for name in cls.model_fields if name not in {"op", "fraction", "seed"}]
+        return f"{cls.model_fields['op'].default}({', '.join(params)})"
+
+    def describe(self, column_name: str) -> str:
+        return f"{self._action(column_name)} on {self.fraction * 100:g}% of rows (seed {self.seed})"
+
+    def fits(self, kind: Kind) -> bool:
+        return kind in self.kinds
+
+    def keeps_integers(self) -> bool:
+        """True when integers map to integers, so an integer column may keep its dtype."""
+        if self.int_params is None:
+            return False
+        return all(float(getattr(self, p) or 0).is_integer() for p in self.int_params)
+
+    def _action(self, column: str) -> str:
+        return self.action.format(column=column, **dict(self))
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def _categorical(self, values: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _check_values(self, series: pd.Series) -> None:
+        """Value-level checks beyond the type; default: none."""
+
+
+class Scale(_Op):
+    op: Literal["scale"] = "scale"
+    factor: float
+    summary = "multiply by factor; factor != 0, 1e-6 <= |factor| <= 1e6 (dollars->cents: 100)"
+    action, int_params = "scale {column} by {factor:g}", ("factor",)
+
+    @field_validator("factor")
+    @classmethod
+    def _bounded(cls, value: float) -> float:
+        if not 1e-6 <= abs(value) <= 1e6:
+            raise ValueError("factor must be non-zero with 1e-6 <= |factor| <= 1e6")
+        return value
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return x * self.factor
+
+
+class Shift(_Op):
+    op: Literal["shift"] = "shift"
+    offset: float = Field(ge=-1e12, le=1e12)
+    summary = "add offset; |offset| <= 1e12"
+    action, int_params = "shift {column} by {offset:+g}", ("offset",)
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return x + self.offset
+
+
+class NullInject(_Op):
+    op: Literal["null_inject"] = "null_inject"
+    summary = "set the rows to null (any column; integer columns become float)"
+    action, kinds = "set {column} to null", _ALL_KINDS
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.full(len(x), np.nan)
+
+
+class Constant(_Op):
+    op: Literal["constant"] = "constant"
+    value: bool | int | float | str
+    summary = "set the rows to value: int/float for numeric, bool for boolean, str for string columns"
+    action, int_params = "set {column} to constant {value!r}", ("value",)
+    kinds = frozenset({"numeric", "boolean", "categorical"})
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _json_scalar(cls, value: object) -> object:
+        # Checked before pydantic's coercion so "3" stays a string and True stays a bool.
+        if value is None:
+            raise ValueError("value must not be null; use null_inject to inject nulls")
+        if not isinstance(value, bool | int | float | str):
+            raise ValueError("value must be a str, int, float or bool")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("value must be a finite number")
+        return value
+
+    def fits(self, kind: Kind) -> bool:
+        allowed = _CONSTANT_TYPES.get(kind, ())
+        return isinstance(self.value, allowed) and (kind == "boolean") == isinstance(self.value, bool)
+
+    def keeps_integers(self) -> bool:
+        return isinstance(self.value, int)
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.full(len(x), float(self.value))
+
+    def _categorical(self, values: np.ndarray) -> np.ndarray:
+        return np.full(len(values), self.value, dtype=object)
+
+
+class CategoryRemap(_Op):
+    op: Literal["category_remap"] = "category_remap"
+    mapping: dict[str, str] = Field(min_length=1, max_length=1000)
+    summary = "rename categories {old: new}; 1 to 1000 str->str entries (string/category columns)"
+    action, kinds = "", frozenset({"categorical"})
+
+    def _action(self, column: str) -> str:
+        pairs = [f"{k!r}->{v!r}" for k, v in list(self.mapping.items())[:3]]
+        more = f", +{len(self.mapping) - 3} more" if len(self.mapping) > 3 else ""
+        return f"remap categories of {column} ({', '.join(pairs)}{more})"
+
+    def _check_values(self, series: pd.Series) -> None:
+        # A mapping that matches nothing would measure nothing and report a misleading PASS.
+        if not series.isin(list(self.mapping)).any():
+            raise PlanError(
+                f"category_remap: none of the mapping keys {sorted(self.mapping)[:10]} occur in column "
+                f"{series.name!r}; some values it holds: {list(pd.unique(series.dropna()))[:10]}"
+            )
+
+    def _categorical(self, values: np.ndarray) -> np.ndarray:
+        positions = pd.Index(list(self.mapping)).get_indexer(values)
+        hit = positions >= 0
+        out = values.copy()
+        out[hit] = np.asarray(list(self.mapping.values()), dtype=object)[positions[hit]]
+        return out
+
+
+class UnseenCategory(_Op):
+    op: Literal["unseen_category"] = "unseen_category"
+    value: str = Field(min_length=1)
+    summary = "replace with a category absent from the column; non-empty str (string/category columns)"
+    action, kinds = "replace {column} with unseen category {value!r}", frozenset({"categorical"})
+
+    def _check_values(self, series: pd.Series) -> None:
+        if series.eq(self.value).any():
+            raise PlanError(f"unseen_category: {self.value!r} already occurs in column {series.name!r}")
+
+    def _categorical(self, values: np.ndarray) -> np.ndarray:
+        return np.full(len(values), self.value, dtype=object)
+
+
+class Round(_Op):
+    op: Literal["round"] = "round"
+    decimals: int = Field(ge=-6, le=10)
+    summary = "round to decimals places, int in [-6, 10] (numpy rounds half to even)"
+    action, int_params = "round {column} to {decimals} decimals", ()
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.round(x, self.decimals)
+
+
+class Clip(_Op):
+    op: Literal["clip"] = "clip"
+    lower: float | None = None
+    upper: float | None = None
+    summary = "clip to [lower, upper]; at least one bound given, lower < upper"
+    action, int_params = "clip {column} to [{lower}, {upper}]", ("lower", "upper")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Clip:
+        if self.lower is None and self.upper is None:
+            raise ValueError("clip needs at least one of lower, upper")
+        if self.lower is not None and self.upper is not None and not self.lower < self.upper:
+            raise ValueError(f"lower must be less than upper (got lower={self.lower}, upper={self.upper})")
+        return self
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.clip(x, self.lower, self.upper)
+
+
+class Noise(_Op):
+    op: Literal["noise"] = "noise"
+    relative_std: float = Field(gt=0, le=10)
+    summary = "multiply by (1 + e), e ~ Normal(0, relative_std); 0 < relative_std <= 10"
+    action = "add Gaussian noise to {column} (relative std {relative_std:g})"
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        # Relative to each value so the noise keeps the column's units and scale (a 1% error stays 1%).
+        return x * (1.0 + rng.normal(0.0, self.relative_std, size=len(x)))
+
+
+class SignFlip(_Op):
+    op: Literal["sign_flip"] = "sign_flip"
+    summary = "negate the values"
+    action, int_params = "flip the sign of {column}", ()
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return -x
+
+
+class Shuffle(_Op):
+    op: Literal["shuffle"] = "shuffle"
+    summary = "permute the values among the selected rows (any column)"
+    action, kinds = "shuffle {column} across rows", _ALL_KINDS
+
+
+class CyclicShift(_Op):
+    op: Literal["cyclic_shift"] = "cyclic_shift"
+    offset: float
+    period: float = Field(gt=0)
+    summary = "(x + offset) mod period, e.g. a time-zone shift of hour: offset 3, period 24; |offset| < period"
+    action = "cyclically shift {column} by {offset:+g} modulo {period:g}"
+    int_params = ("offset", "period")
+
+    @model_validator(mode="after")
+    def _offset_within_period(self) -> CyclicShift:
+        if not abs(self.offset) < self.period:
+            raise ValueError(f"offset must satisfy |offset| < period (got offset={self.offset}, period={self.period})")
+        return self
+
+    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.mod(x + self.offset, self.period)
+
+
+_OPERATORS: tuple[type[_Op], ...] = (Scale, Shift, NullInject, Constant, CategoryRemap, UnseenCategory,
+                                     Round, Clip, Noise, SignFlip, Shuffle, CyclicShift)  # fmt: skip
+_REGISTRY: dict[str, type[_Op]] = {cls.model_fields["op"].default: cls for cls in _OPERATORS}
+
+# fmt: off
+Mutation = Annotated[
+    Scale | Shift | NullInject | Constant | CategoryRemap | UnseenCategory | Round | Clip | Noise | SignFlip
+    | Shuffle | CyclicShift,
+    Field(discriminator="op"),
+]
+# fmt: on
+ALLOWED_OPERATORS: dict[str, str] = {op: f"{cls.signature()}: {cls.summary}" for op, cls in _REGISTRY.items()}
+_COMMON = "every operator also takes fraction in (0, 1] (default 1.0) and seed >= 0 (default 0)"
+
+
+def _allowed_text() -> str:
+    return "\n".join(f"  - {text}" for text in ALLOWED_OPERATORS.values())
+
+
+def parse_mutation(op: str, params: Mapping[str, object], *, fraction: float = 1.0, seed: int = 0) -> Mutation:
+    """Validate an operator and its parameters against the allowlist; raise PlanError saying what is allowed."""
+    cls = _REGISTRY.get(op.strip().lower()) if isinstance(op, str) else None
+    if cls is None:
+        raise PlanError(f"unknown mutation operator {op!r}; allowed operators:\n{_allowed_text()}\n({_COMMON})")
+    name = cls.model_fields["op"].default
+    if not isinstance(params, Mapping):
+        raise PlanError(f"{name}: params must be a mapping of parameter name to value, got {type(params).__name__}")
+    reserved = sorted({"op", "fraction", "seed"} & set(params))
+    if reserved:
+        raise PlanError(f"{name}: pass {', '.join(reserved)} as arguments of their own, not inside params")
+    try:
+        return cls.model_validate({**params, "fraction": fraction, "seed": seed})  # type: ignore[return-value]
+    except ValidationError as exc:
+        raise PlanError(
+            f"invalid {name} mutation: {_readable(exc)}. Allowed: {ALLOWED_OPERATORS[name]}; {_COMMON}"
+        ) from None
+
+
+def _readable(exc: ValidationError) -> str:
+    """One short line per parameter instead of pydantic's dump (union members would repeat each error)."""
+    messages: dict[str, str] = {}
+    for err in exc.errors():
+        param = str(err["loc"][0]) if err["loc"] else ""
+        if param in messages:
+            continue
+        text = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "missing":
+            messages[param] = f"missing required parameter '{param}'"
+        elif err["type"] == "extra_forbidden":
+            messages[param] = f"unknown parameter '{param}'"
+        elif param:
+            messages[param] = f"parameter '{param}': {text} (got {err['input']!r})"
+        else:
+            messages[param] = text
+    return "; ".join(messages.values())
+
+
+def column_kind(series: pd.Series) -> Kind:
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "numeric"
+    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype) or dtype == np.dtype(object):
+        return "categorical"
+    return "other"
+
+
+def check_compatible(mutation: Mutation, series: pd.Series) -> None:
+    """Raise MutationTypeError (or PlanError for value-level problems) if the mutation cannot run on series."""
+    kind = column_kind(series)
+    if not mutation.fits(kind):
+        fitting = [ALLOWED_OPERATORS[op].split(":")[0] for op, cls in _REGISTRY.items() if kind in cls.kinds]
+        hint = f"; constant needs a value of type {' or '.join(t.__name__ for t in _CONSTANT_TYPES[kind])}" if (
+            isinstance(mutation, Constant) and kind in _CONSTANT_TYPES) else ""  # fmt: skip
+        raise MutationTypeError(
+            f"{mutation.op} cannot be applied to column {series.name!r} ({kind}, dtype {series.dtype}); "
+            f"operators that fit a {kind} column: {', '.join(fitting)}{hint}"
+        )
+    mutation._check_values(series)
+
+
+def _select_rows(n: int, fraction: float, rng: np.random.Generator) -> np.ndarray | slice:
+    k = min(n, max(1, round(fraction * n)))
+    # All rows: a slice avoids building and gathering through a million-entry index array.
+    return slice(None) if k == n else rng.choice(n, size=k, replace=False)
+
+
+def _row_mask(n: int, rows: np.ndarray | slice) -> np.ndarray:
+    mask = np.zeros(n, dtype=bool)
+    mask[rows] = True
+    return mask
+
+
+def apply_mutation(column: pd.Series, mutation: Mutation) -> pd.Series:
+    """Return a new, mutated series; the input is never modified. Non-selected rows are unchanged."""
+    check_compatible(mutation, column)
+    n = len(column)
+    rng = np.random.default_rng(mutation.seed)
+    rows = _select_rows(n, mutation.fraction, rng)
+    kind = column_kind(column)
+    if isinstance(mutation, NullInject) and kind != "numeric":  # numeric columns go through the float path
+        return column.mask(_row_mask(n, rows))
+    if isinstance(mutation, Shuffle):
+        positions = np.arange(n)
+        positions[rows] = rng.permutation(positions[rows])
+        return column.take(positions).set_axis(column.index)
+    if kind == "boolean" and isinstance(mutation, Constant):  # the only other operator that fits booleans
+        return column.mask(_row_mask(n, rows), mutation.value)
+    if kind == "categorical":
+        return _apply_categorical(column, mutation, rows)
+    return _apply_numeric(column, mutation, rows, rng)
+
+
+def _apply_numeric(column: pd.Series, mutation: _Op, rows: np.ndarray | slice, rng: np.random.Generator) -> pd.Series:
+    out = column.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    out[rows] = mutation._numeric(out[rows], rng)
+    dtype = column.dtype
+    is_ext = isinstance(dtype, pd.api.extensions.ExtensionDtype)
+    keep_int = pd.api.types.is_integer_dtype(dtype) and mutation.keeps_integers() and _fits_integer(out, dtype)
+    result: object = out
+    if keep_int or pd.api.types.is_float_dtype(dtype):
+        result = pd.array(out, dtype=dtype) if is_ext else out.astype(dtype, copy=False)
+    elif is_ext:  # nullable integer column that became float: stay nullable
+        result = pd.array(out, dtype="Float64")
+    return pd.Series(result, index=column.index, name=column.name, copy=False)
+
+
+def _fits_integer(values: np.ndarray, dtype: Any) -> bool:
+    """Keep an integer dtype only if every value fits; otherwise fall back to float rather than wrap around."""
+    missing = np.isnan(values)
+    if missing.any() and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        return False  # numpy integers cannot hold a missing value
+    info = np.iinfo(np.dtype(getattr(dtype, "numpy_dtype", dtype)))
+    finite = values[~missing]
+    return finite.size == 0 or bool(finite.min() >= info.min and finite.max() < float(info.max) + 1)
+
+
+def _apply_categorical(column: pd.Series, mutation: _Op, rows: np.ndarray | slice) -> pd.Series:
+    values = column.to_numpy(dtype=object, copy=True)
+    values[rows] = mutation._categorical(values[rows])
+    dtype = column.dtype
+    result: object = values
+    if isinstance(dtype, pd.CategoricalDtype):
+        added = pd.Index(pd.unique(values[rows])).dropna().difference(dtype.categories, sort=False)
+        result = pd.Categorical(values, categories=dtype.categories.append(added), ordered=dtype.ordered)
+    elif dtype != np.dtype(object):
+        result = pd.array(values, dtype=dtype)
+    return pd.Series(result, index=column.index, name=column.name, copy=False)
