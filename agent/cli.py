@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import logging
 import signal
@@ -12,8 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from threading import Event
 
+from agent.context import AgentContext, CatalogHandle
+from agent.conversation import open_session
+from agent.nodes.approval import publish_run
 from agent.pipeline import EXIT_CODES, AssessmentResult, assess_change
 from agent.render import render_result
+from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
 from policies.engine import PolicyError, load_policy
 from seed.seeding import seed_demo
 from tools.catalog.connection import open_catalog
@@ -23,6 +28,7 @@ from tools.catalog.render import render_discovery
 from tools.catalog.session import CatalogError
 from tools.embedded.server import start_embedded_catalog
 from tools.evidence.schema import ChangeRequest, PlanRecord
+from tools.evidence.store import EvidenceError, list_run_ids, read_evidence
 from tools.experiment.mutations import ALLOWED_OPERATORS, PlanError, parse_mutation
 from tools.settings import ProvenanceSettings, load_settings
 
@@ -139,6 +145,91 @@ def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     return EXIT_CODES[result.evidence.verdict]
 
 
+def _decision(args: argparse.Namespace) -> ApprovalDecision | None:
+    if getattr(args, "approve", False):
+        return ApprovalDecision(decision="approve", by=f"cli:{getpass.getuser()}")
+    if getattr(args, "reject", False):
+        return ApprovalDecision(decision="reject", by=f"cli:{getpass.getuser()}")
+    return None
+
+
+def _ask_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
+    print(f"\nApproval needed for run {request.run_id} (verdict {request.verdict}). Approving writes:")
+    for write in request.writes:
+        print(f"  - {write}")
+    answer = input("Publish to DataHub? [y/N] ").strip().lower()
+    return ApprovalDecision(decision="approve" if answer in ("y", "yes") else "reject", by=f"tty:{getpass.getuser()}")
+
+
+async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, question: str | None) -> int:
+    from agent.llm import chat_model_from_env
+
+    async with open_session(settings, model=chat_model_from_env()) as session:
+        if question is not None:
+            mode: PublishMode = "no_publish" if args.no_publish else "ask"
+            turn = await session.ask(question, thread_id=args.thread, mode=mode)
+        else:
+            decision = _decision(args)
+            if decision is None:
+                raise PlanError("resume needs --approve or --reject")
+            turn = await session.decide(args.thread, decision)
+        while turn.pending is not None:
+            decision = _decision(args)
+            if decision is None and sys.stdin.isatty():
+                decision = _ask_on_terminal(turn.pending)
+            if decision is None:
+                print(turn.answer or f"Verdict {turn.pending.verdict}; evidence {turn.pending.report}")
+                print(f"Approval pending. Resume with: provenance resume {turn.thread_id} --approve|--reject")
+                return EXIT_CODES[str(turn.pending.verdict)]
+            turn = await session.decide(turn.thread_id, decision)
+        print(turn.answer)
+        verdict, failures = turn.values.get("verdict"), turn.values.get("failures") or []
+        if verdict and turn.values.get("run_id"):
+            return EXIT_CODES[str(verdict)]
+        if failures:
+            return EXIT_BAD_INPUT if any(f.kind == "input" for f in failures) else EXIT_FAILURE
+        return EXIT_OK
+
+
+def _cmd_ask(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    return asyncio.run(_converse(settings, args, args.question))
+
+
+def _cmd_resume(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    return asyncio.run(_converse(settings, args, None))
+
+
+def _cmd_runs(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
+    ids = list_run_ids(settings.home)
+    if not ids:
+        print(f"No runs under {settings.home / 'runs'} yet.")
+    for run_id in ids:
+        try:
+            ev = read_evidence(settings.home, run_id)
+        except EvidenceError as exc:
+            print(f"{run_id}  unreadable: {exc}")
+            continue
+        target = f"{ev.request.dataset_urn.split(',')[1] if ',' in ev.request.dataset_urn else '?'}.{ev.request.field}"
+        print(f"{run_id}  {ev.verdict:<10} {ev.request.op:<16} {target:<45} publication: {ev.publication.status}")
+    return EXIT_OK
+
+
+async def _publish(settings: ProvenanceSettings, run_id: str) -> int:
+    evidence = read_evidence(settings.home, run_id)
+    if evidence.publication.status == "rejected":
+        raise PlanError(f"run {run_id} was rejected by {evidence.publication.decided_by}; it will not be published")
+    async with CatalogHandle(settings) as handle:
+        record = await publish_run(
+            AgentContext(settings=settings, catalog=handle), run_id, decided_by=f"cli:{getpass.getuser()}"
+        )
+    print(f"Publication of {run_id}: {record.status} — {record.message}")
+    return EXIT_OK if record.status == "published" else EXIT_FAILURE
+
+
+def _cmd_publish(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    return asyncio.run(_publish(settings, args.run_id))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="provenance", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
@@ -164,10 +255,35 @@ def build_parser() -> argparse.ArgumentParser:
     assess.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v1.yaml)")
     assess.add_argument("--no-publish", action="store_true", help="write evidence only; never touch the catalog")
     assess.add_argument("--json", action="store_true", help="the evidence summary as JSON on stdout")
+    ask = commands.add_parser("ask", help="ask a question or propose a change, in plain language")
+    ask.add_argument("question", help='e.g. "What happens if payments.transactions.amount is sent in cents?"')
+    ask.add_argument("--thread", default=None, help="conversation id (default: a new one)")
+    decide = ask.add_mutually_exclusive_group()
+    decide.add_argument("--approve", action="store_true", help="approve publication without asking")
+    decide.add_argument("--reject", action="store_true", help="reject publication without asking")
+    decide.add_argument("--no-publish", action="store_true", help="evidence only; no approval, no catalog writes")
+    resume = commands.add_parser("resume", help="answer a pending approval of a conversation")
+    resume.add_argument("thread", help="the conversation id printed by `ask`")
+    decide = resume.add_mutually_exclusive_group(required=True)
+    decide.add_argument("--approve", action="store_true")
+    decide.add_argument("--reject", action="store_true")
+    commands.add_parser("runs", help="list assessment runs and their publication status")
+    publish = commands.add_parser("publish", help="publish (or retry publishing) a run's verdict to DataHub")
+    publish.add_argument("run_id")
     return parser
 
 
-HANDLERS = {"assess": _cmd_assess, "demo": _cmd_demo, "seed": _cmd_seed, "catalog": _cmd_serve, "lineage": _cmd_lineage}
+HANDLERS = {
+    "ask": _cmd_ask,
+    "resume": _cmd_resume,
+    "runs": _cmd_runs,
+    "publish": _cmd_publish,
+    "assess": _cmd_assess,
+    "demo": _cmd_demo,
+    "seed": _cmd_seed,
+    "catalog": _cmd_serve,
+    "lineage": _cmd_lineage,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -180,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = load_settings()
     try:
         return HANDLERS[args.command](settings, args)
-    except (CatalogInputError, PlanError, PolicyError) as exc:
+    except (CatalogInputError, PlanError, PolicyError, EvidenceError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except CatalogError as exc:

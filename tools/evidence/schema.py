@@ -90,6 +90,7 @@ class PolicyRecord(BaseModel):
 class StageFailure(BaseModel):
     stage: str
     message: str
+    kind: Literal["input", "error"] = "error"  # input: the request cannot be served as asked (no run is made)
 
 
 class PublicationRecord(BaseModel):

@@ -1,0 +1,93 @@
+"""Running conversation turns against the checkpointed graph (shared by the CLI and scripts).
+
+A turn either finishes or stops at the approval interrupt; the checkpoint (SQLite in $PROVENANCE_HOME) keeps
+the pending approval, so another process can resume the same thread later.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, cast
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from agent.checkpoints import sqlite_checkpointer
+from agent.context import AgentContext, CatalogHandle
+from agent.graph import build_graph
+from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
+from tools.settings import ProvenanceSettings
+
+
+@dataclass
+class TurnResult:
+    thread_id: str
+    values: dict[str, Any]
+    pending: ApprovalRequest | None
+
+    @property
+    def answer(self) -> str:
+        return str(self.values.get("answer", ""))
+
+
+@dataclass
+class Session:
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    context: AgentContext
+
+    def config(self, thread_id: str, callbacks: list[Any] | None = None) -> RunnableConfig:
+        return cast(RunnableConfig, {"configurable": {"thread_id": thread_id}, "callbacks": callbacks or []})
+
+    async def _result(self, thread_id: str, values: dict[str, Any]) -> TurnResult:
+        state = await self.graph.aget_state(self.config(thread_id))
+        pending = None
+        if state.interrupts:
+            pending = ApprovalRequest.model_validate(state.interrupts[0].value)
+        return TurnResult(thread_id, dict(state.values) if state.values else values, pending)
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        thread_id: str | None = None,
+        mode: PublishMode = "ask",
+        callbacks: list[Any] | None = None,
+    ) -> TurnResult:
+        thread_id = thread_id or f"cli-{uuid.uuid4().hex[:12]}"
+        values = await self.graph.ainvoke(
+            {"messages": [HumanMessage(question)], "publish_mode": mode},
+            {**self.config(thread_id), "callbacks": callbacks or []},
+        )
+        return await self._result(thread_id, values)
+
+    async def pending(self, thread_id: str) -> ApprovalRequest | None:
+        return (await self._result(thread_id, {})).pending
+
+    async def decide(
+        self, thread_id: str, decision: ApprovalDecision, callbacks: list[Any] | None = None
+    ) -> TurnResult:
+        if await self.pending(thread_id) is None:
+            raise ValueError(f"thread {thread_id} has no pending approval; `provenance runs` lists runs")
+        values = await self.graph.ainvoke(
+            Command(resume=decision.model_dump()), {**self.config(thread_id), "callbacks": callbacks or []}
+        )
+        return await self._result(thread_id, values)
+
+
+@asynccontextmanager
+async def open_session(
+    settings: ProvenanceSettings, model: Any = None, context: AgentContext | None = None
+) -> AsyncIterator[Session]:
+    settings.home.mkdir(parents=True, exist_ok=True)
+    async with sqlite_checkpointer(settings.home / "checkpoints.db") as saver:
+        handle = context.handle if context else CatalogHandle(settings)
+        ctx = context or AgentContext(settings=settings, catalog=handle)
+        try:
+            yield Session(build_graph(model=model, checkpointer=saver, context=ctx), ctx)
+        finally:
+            await handle.aclose()

@@ -1,0 +1,78 @@
+"""The human gate and the write-back. `approval` is the only way to reach `publish`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.types import Command, interrupt
+from pydantic import ValidationError
+
+from agent.context import AgentContext
+from agent.state import AgentState, ApprovalDecision, ApprovalRequest
+from tools.catalog.session import CatalogError
+from tools.catalog.writeback import planned_writes, publish_evidence
+from tools.evidence.build import refresh_run
+from tools.evidence.schema import PublicationRecord
+from tools.evidence.store import REPORT_FILE, read_evidence, runs_dir
+
+
+def parse_decision(raw: Any) -> ApprovalDecision:
+    """Anything but an explicit, well-formed approval is a rejection: no write without consent."""
+    try:
+        if isinstance(raw, str):
+            return ApprovalDecision(decision=raw)  # type: ignore[arg-type]
+        return ApprovalDecision.model_validate(raw)
+    except ValidationError:
+        return ApprovalDecision(decision="reject", comment=f"unrecognised approval answer {raw!r} treated as reject")
+
+
+def make_approval(ctx: AgentContext) -> Any:
+    def approval(state: AgentState) -> Command[Literal["publish", "respond"]]:
+        assert state.run_id is not None and state.verdict is not None
+        if state.publish_mode == "no_publish":
+            return Command(goto="respond")
+        evidence = read_evidence(ctx.settings.home, state.run_id)
+        request = ApprovalRequest(
+            run_id=state.run_id,
+            verdict=state.verdict,
+            models={m.urn: m.verdict for m in evidence.models},
+            writes=planned_writes(evidence),
+            report=str(runs_dir(ctx.settings.home) / state.run_id / REPORT_FILE),
+            question=state.question,
+        )
+        decision = parse_decision(interrupt(request.model_dump(mode="json")))
+        if decision.decision == "approve":
+            return Command(update={"approval": decision}, goto="publish")
+        evidence.publication = PublicationRecord(
+            status="rejected", decided_by=decision.by, message=decision.comment or "publication rejected by a person"
+        )
+        refresh_run(ctx.settings.home, evidence)
+        return Command(update={"approval": decision, "publication": evidence.publication}, goto="respond")
+
+    return approval
+
+
+def make_publish(ctx: AgentContext) -> Any:
+    async def publish(state: AgentState) -> dict[str, Any]:
+        assert state.run_id is not None and state.approval is not None and state.approval.decision == "approve"
+        return {"publication": await publish_run(ctx, state.run_id, decided_by=state.approval.by)}
+
+    return publish
+
+
+async def publish_run(ctx: AgentContext, run_id: str, *, decided_by: str) -> PublicationRecord:
+    """Write back one run's verdict and record the outcome in its evidence (also `provenance publish`)."""
+    home = ctx.settings.home
+    evidence = read_evidence(home, run_id)
+    report = (runs_dir(home) / run_id / REPORT_FILE).read_text()
+    try:
+        record = await publish_evidence(
+            await ctx.handle.reader(), await ctx.handle.writer(), evidence, report, decided_by
+        )
+    except CatalogError as exc:  # the catalog could not even be opened
+        record = evidence.publication.model_copy(
+            update={"status": "failed", "message": str(exc), "attempts": evidence.publication.attempts + 1}
+        )
+    evidence.publication = record
+    refresh_run(home, evidence)
+    return record

@@ -1,0 +1,71 @@
+"""Assessment turn, before the experiment: resolve the field, read its DataHub context, discover the affected
+models, then let the planner propose a mutation that code validates against the allowlist and the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.context import AgentContext
+from agent.nodes.failures import captured
+from agent.schemas import FieldContext
+from agent.state import AgentState
+from tools.catalog.discovery import Discoverer
+from tools.catalog.resolve import resolve_field
+from tools.evidence.schema import PlanRecord
+from tools.experiment.assess import validate_against_field
+from tools.experiment.mutations import PlanError, parse_mutation
+
+
+def make_gather_context(ctx: AgentContext) -> Any:
+    @captured("gather_context")
+    async def gather_context(state: AgentState) -> dict[str, Any]:
+        assert state.route is not None
+        if not state.route.subject:
+            raise PlanError("name the field to change, e.g. 'payments.transactions.amount'")
+        reader = await ctx.handle.reader()
+        dataset, field = await resolve_field(reader, state.route.subject)
+        discoverer = Discoverer(reader)
+        await discoverer.require_dataset(dataset)
+        schema_field = await discoverer.require_field(dataset, field)
+        context = FieldContext(
+            dataset_urn=dataset,
+            field=field,
+            field_type=schema_field.type,
+            native_type=schema_field.native_data_type,
+            description=schema_field.description,
+        )
+        return {"field_context": context}
+
+    return gather_context
+
+
+def make_discover(ctx: AgentContext) -> Any:
+    @captured("discover")
+    async def discover(state: AgentState) -> dict[str, Any]:
+        assert state.field_context is not None
+        reader = await ctx.handle.reader()
+        found = await Discoverer(reader).discover(state.field_context.dataset_urn, state.field_context.field)
+        return {"discovery": found}
+
+    return discover
+
+
+def make_plan(ctx: AgentContext) -> Any:
+    @captured("plan")
+    async def plan(state: AgentState) -> dict[str, Any]:
+        assert state.field_context is not None and state.discovery is not None
+        proposal = await ctx.planner.plan(state.question, state.field_context)
+        if proposal.op is None:
+            raise PlanError(proposal.refusal or "the planner could not map this change to a mutation operator")
+        # The proposal is untrusted: the allowlist, the bounds and the field's type decide.
+        mutation = parse_mutation(proposal.op, proposal.params, fraction=proposal.fraction, seed=proposal.seed)
+        validate_against_field(mutation, state.discovery)
+        record = PlanRecord(
+            planner=ctx.planner.name,
+            mutation=mutation.model_dump(mode="json"),
+            description=mutation.describe(state.field_context.field),
+            rationale=proposal.rationale,
+        )
+        return {"plan": proposal, "plan_record": record}
+
+    return plan

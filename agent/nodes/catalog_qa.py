@@ -1,0 +1,71 @@
+"""Read-only answers from the catalog: dependents of a field, owners, latest verdict and document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from agent.context import AgentContext
+from agent.nodes.failures import captured
+from agent.prompts_text import CAPABILITIES
+from agent.schemas import Intent
+from agent.state import AgentState
+from tools.catalog.discovery import Discoverer
+from tools.catalog.render import render_discovery
+from tools.catalog.resolve import resolve_field, resolve_model
+from tools.catalog.writeback import STATUS_TAG_PREFIX
+
+
+def make_catalog_qa(ctx: AgentContext) -> Any:
+    async def dependents(subject: str) -> str:
+        reader = await ctx.handle.reader()
+        dataset, field = await resolve_field(reader, subject)
+        return render_discovery(await Discoverer(reader).discover(dataset, field))
+
+    async def owners(subject: str) -> str:
+        reader = await ctx.handle.reader()
+        if subject.startswith("urn:li:"):
+            urn = subject
+        elif "." in subject:
+            dataset, field = await resolve_field(reader, subject + ".x")  # the subject names a dataset
+            urn = dataset
+        else:
+            urn = await resolve_model(reader, subject)
+        entity = await reader.get_entity(urn)
+        if entity is None:
+            return f"{urn} is not in the catalog."
+        who = ", ".join(entity.owners) or "no owners recorded"
+        return f"Owners of {entity.name or urn}: {who}"
+
+    async def latest_verdict(subject: str) -> str:
+        reader = await ctx.handle.reader()
+        urn = await resolve_model(reader, subject)
+        entity = await reader.get_entity(urn)
+        if entity is None:
+            return f"{urn} is not in the catalog."
+        status = [t.removeprefix("urn:li:tag:") for t in entity.tags if t.startswith(STATUS_TAG_PREFIX)]
+        documents = entity.raw.get("relatedDocuments", {}).get("documents", [])
+        lines = [f"{entity.name}: latest Provenance status {status[0] if status else 'none recorded'}"]
+        for doc in documents:
+            lines.append(f"  document: {(doc.get('info') or {}).get('title', doc['urn'])} ({doc['urn']})")
+        return "\n".join(lines)
+
+    @captured("catalog_qa")
+    async def catalog_qa(state: AgentState) -> dict[str, Any]:
+        assert state.route is not None
+        intent, subject = state.route.intent, state.route.subject
+        if intent in (Intent.HELP, Intent.UNKNOWN) or not subject:
+            prefix = "" if intent == Intent.HELP else "I could not map that to something I can do. "
+            answer = prefix + CAPABILITIES
+        elif intent == Intent.DEPENDENTS:
+            answer = await dependents(subject)
+        elif intent == Intent.OWNERS:
+            answer = await owners(subject)
+        elif intent == Intent.LATEST_VERDICT:
+            answer = await latest_verdict(subject)
+        else:
+            raise ValueError(f"catalog_qa cannot answer intent {intent}")
+        return {"answer": answer, "messages": [AIMessage(answer)]}
+
+    return catalog_qa

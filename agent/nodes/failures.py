@@ -1,0 +1,40 @@
+"""Structured failure capture: a node that fails records its stage and message instead of crashing the turn."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agent.state import AgentState
+from tools.catalog.discovery import CatalogInputError
+from tools.evidence.schema import StageFailure
+from tools.experiment.mutations import PlanError
+
+log = logging.getLogger(__name__)
+Node = Callable[[AgentState], Awaitable[dict[str, Any]]]
+USER_ERRORS = (CatalogInputError, PlanError)
+
+
+def captured(stage: str) -> Callable[[Node], Node]:
+    def wrap(node: Node) -> Node:
+        @functools.wraps(node)
+        async def run(state: AgentState) -> dict[str, Any]:
+            try:
+                return await node(state)
+            except USER_ERRORS as exc:
+                return {"failures": [*state.failures, StageFailure(stage=stage, message=str(exc), kind="input")]}
+            except Exception as exc:  # recorded with its stage; the graph then writes what evidence exists
+                log.exception("stage %s failed", stage)
+                failure = StageFailure(stage=stage, message=f"{type(exc).__name__}: {exc}")
+                return {"failures": [*state.failures, failure]}
+
+        return run
+
+    return wrap
+
+
+def input_failed(state: AgentState) -> bool:
+    """The request cannot be served as asked: answer it, do not record a run."""
+    return any(f.kind == "input" for f in state.failures)

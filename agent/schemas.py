@@ -1,0 +1,61 @@
+"""What the planners (Gemini or deterministic) may return. Both are proposals: code validates every field
+before use, and nothing here can carry a verdict or a write."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class Intent(StrEnum):
+    ASSESS = "assess"  # "what happens if X is sent in cents?"
+    DEPENDENTS = "dependents"  # "what depends on X?" / "which models use X?"
+    OWNERS = "owners"  # "who owns X?"
+    LATEST_VERDICT = "latest_verdict"  # "what is the latest verdict for model M?"
+    HELP = "help"  # greetings, "what can you do?"
+    UNKNOWN = "unknown"
+
+
+class RouteDecision(BaseModel):
+    """First step: what kind of request is this and what does it talk about."""
+
+    intent: Intent = Field(description="The kind of request.")
+    subject: str | None = Field(
+        default=None,
+        description="The dataset, field or model exactly as the user named it, e.g. "
+        "'payments.transactions.amount', 'fraud_detector' or a full DataHub URN. None if not named.",
+    )
+    change: str | None = Field(
+        default=None, description="For intent=assess: the proposed change in the user's words, e.g. 'sent in cents'."
+    )
+
+
+class FieldContext(BaseModel):
+    """DataHub facts about the resolved field, gathered before planning and shown to the planner."""
+
+    dataset_urn: str
+    field: str
+    field_type: str = Field(description="DataHub type: NUMBER, STRING, BOOLEAN, …")
+    native_type: str | None = None
+    description: str | None = None
+    sample_values: list[str] = Field(default_factory=list, description="Known categories, when available.")
+
+
+class ExperimentPlan(BaseModel):
+    """Second step (assessments only): the mutation that models the proposed change."""
+
+    op: str | None = Field(
+        default=None, description="One allowlisted operator name, or None when the change cannot be modelled."
+    )
+    params: dict[str, Any] = Field(default_factory=dict, description="The operator's parameters.")
+    fraction: float = Field(default=1.0, description="Share of rows affected, in (0, 1].")
+    seed: int = Field(default=0, description="Seed for choosing rows; keep 0 unless asked.")
+    rationale: str = Field(default="", description="One sentence: why this operator and these parameters.")
+    refusal: str | None = Field(
+        default=None, description="When op is None: why, and what kinds of change can be tested instead."
+    )
+
+
+PlannerName = Literal["deterministic", "gemini", "replay"]

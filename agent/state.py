@@ -1,0 +1,108 @@
+"""The agent's state. Small and typed; every field says who writes it. Heavy data (frames, scores, plots)
+never enters the state: it lives in the run folder, and the state keeps the run id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel, Field
+
+from agent.schemas import ExperimentPlan, FieldContext, RouteDecision
+from policies.engine import Verdict
+from tools.catalog.discovery import Discovery
+from tools.evidence.schema import ModelEvidence, PlanRecord, PublicationRecord, StageFailure
+
+PublishMode = Literal["ask", "no_publish"]
+
+
+class ApprovalRequest(BaseModel):
+    """What the approval interrupt shows a person: the verdict and exactly what would be written where."""
+
+    run_id: str
+    verdict: Verdict
+    models: dict[str, Verdict] = Field(description="model urn -> its verdict")
+    writes: list[str] = Field(description="every catalog write that approval would perform")
+    report: str = Field(description="path of report.md")
+    question: str
+
+
+class ApprovalDecision(BaseModel):
+    decision: Literal["approve", "reject"]
+    by: str = "unknown"
+    comment: str = ""
+
+
+@dataclass(kw_only=True)
+class AgentState:
+    messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
+    """The conversation. Written by the caller (user turns) and by `respond` (answers); add_messages merges."""
+
+    publish_mode: PublishMode = "ask"
+    """Set by the caller: `no_publish` skips the approval gate and never writes to the catalog."""
+
+    question: str = ""
+    """The current turn's user text. Written by `route` (copied from the last human message)."""
+
+    route: RouteDecision | None = None
+    """Written by `route`: intent and subject, proposed by the planner and validated by code."""
+
+    field_context: FieldContext | None = None
+    """Written by `gather_context`: the resolved dataset URN + field and their DataHub facts."""
+
+    discovery: Discovery | None = None
+    """Written by `discover`: affected features and models with lineage paths."""
+
+    plan: ExperimentPlan | None = None
+    """Written by `plan`: the planner's proposal, already validated against the allowlist."""
+
+    plan_record: PlanRecord | None = None
+    """Written by `plan`: the validated mutation as recorded in the evidence."""
+
+    model_results: list[ModelEvidence] = field(default_factory=list)
+    """Written by the experiment subgraph: per production model metrics, verdict and reasons."""
+
+    verdict: Verdict | None = None
+    """Written by the experiment subgraph (`judge`), from the policy only."""
+
+    verdict_reasons: list[str] = field(default_factory=list)
+    """Written by `judge`: one line per model, or why there was nothing to test."""
+
+    staging_dir: str | None = None
+    """Written by `measure`: where plots are staged until `write_evidence` moves them into the run folder."""
+
+    run_id: str | None = None
+    """Written by `write_evidence`."""
+
+    approval: ApprovalDecision | None = None
+    """Written by `approval` from the person's resume value."""
+
+    publication: PublicationRecord | None = None
+    """Written by `approval` (rejected) and `publish` (published / failed)."""
+
+    failures: list[StageFailure] = field(default_factory=list)
+    """Written by any node that failed: the stage and the message. Evidence still gets written."""
+
+    answer: str = ""
+    """Written by `respond` and the catalog Q&A node: the text shown to the user."""
+
+
+TURN_RESET: dict[str, Any] = {
+    "route": None,
+    "field_context": None,
+    "discovery": None,
+    "plan": None,
+    "plan_record": None,
+    "model_results": [],
+    "verdict": None,
+    "verdict_reasons": [],
+    "staging_dir": None,
+    "run_id": None,
+    "approval": None,
+    "publication": None,
+    "failures": [],
+    "answer": "",
+}
+"""Per-turn fields cleared by `route` so one conversation can hold many assessments."""
