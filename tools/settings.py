@@ -17,9 +17,7 @@ class ProvenanceSettings(BaseSettings):
         default="embedded", description="embedded = DataHub Lite file behind the local endpoint; datahub = a real GMS."
     )
     provenance_lite_db: Path | None = Field(default=None, description="Overrides $PROVENANCE_HOME/catalog.db.")
-    datahub_gms_url: str | None = Field(
-        default=None, description="A real GMS (PROVENANCE_CATALOG=datahub)."
-    )
+    datahub_gms_url: str | None = Field(default=None, description="A real GMS (PROVENANCE_CATALOG=datahub).")
     datahub_gms_token: str | None = Field(default=None, description="Token for DATAHUB_GMS_URL.")
 
     @property

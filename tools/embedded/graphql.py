@@ -106,12 +106,15 @@ class GraphQLApi:
         degrees = filters.pop("degree", ["1"])
         max_degree = 1_000 if "3+" in degrees else max(int(d) for d in degrees)
         filters.pop("removed", None)  # nothing is soft-deleted in the embedded catalog
+        entity_types = set(filters.pop("_entityType", []))
         if filters:
             raise UnsupportedOperation(f"GetEntityLineage filter fields not supported: {sorted(filters)}")
         self.store.sync()
         is_field = entity_type(urn) == "schemaField"
-        paths = self.store.index.paths(urn, direction, max_degree, "field" if is_field else "entity")
-        if len(paths) > MAX_LINEAGE_PATHS:
+        paths = self.store.index.paths(
+            urn, direction, max_degree, "field" if is_field else "entity", limit=MAX_LINEAGE_PATHS
+        )
+        if paths is None:
             raise GraphQLError(f"lineage of {urn} has more than {MAX_LINEAGE_PATHS} paths; narrow max_hops")
         results: dict[str, dict[str, Any]] = {}
         for path in paths:
@@ -124,6 +127,8 @@ class GraphQLApi:
             if is_field:
                 hit["paths"].append({"path": [self.shapes.path_node(node) for node in path]})
         types = set(spec.get("types") or [])
+        if entity_types:
+            types = types & entity_types if types else entity_types
         hits = [r for r in results.values() if not types or r["entity"]["type"] in types]
         hits.sort(key=lambda r: (r["degree"], r["entity"]["urn"]))
         start, count = int(spec.get("start", 0)), int(spec.get("count", 10))
@@ -167,6 +172,8 @@ class GraphQLApi:
         spec = v.get("input", v)
         filters = _and_filters(spec.get("orFilters"))
         filters.pop("removed", None)
+        if "platform.keyword" in filters:  # the SDK's filter compiler targets the keyword sub-field
+            filters.setdefault("platform", []).extend(filters.pop("platform.keyword"))
         hits = self._matching(spec.get("query") or "*", spec.get("types") or [], filters)
         start, count = int(spec.get("start", 0)), int(spec.get("count", 10))
         page = hits[start : start + count]
@@ -187,11 +194,12 @@ class GraphQLApi:
         start, count = int(spec.get("start", 0)), int(spec.get("count", 10))
         page = hits[start : start + count]
         return {
-            "searchDocuments": {
+            "searchAcrossEntities": {  # the MCP server reads document searches in this shape
                 "start": start,
                 "count": len(page),
                 "total": len(hits),
-                "documents": [self.shapes.preview(urn) for urn in page],
+                "searchResults": [{"entity": self.shapes.preview(urn)} for urn in page],
+                "facets": [],
             }
         }
 
@@ -209,17 +217,27 @@ class GraphQLApi:
         missing = [t for t in tag_urns if "tagProperties" not in self.store.aspects(t)]
         if missing:
             raise GraphQLError(f"tag(s) {missing} do not exist; create the tag entities first")
-        for resource in spec["resources"]:
-            if resource.get("subResource"):
-                raise UnsupportedOperation("column-level tags (subResource) are not supported by the embedded catalog")
+        resources = spec["resources"]
+        if any(resource.get("subResource") for resource in resources):
+            raise UnsupportedOperation("column-level tags (subResource) are not supported by the embedded catalog")
+        missing_entities = [r["resourceUrn"] for r in resources if not self.store.exists(r["resourceUrn"])]
+        if missing_entities:  # checked up front so a batch is applied whole or not at all
+            raise GraphQLError(f"entity {', '.join(missing_entities)} does not exist")
+        for resource in resources:
             urn = resource["resourceUrn"]
-            if not self.store.exists(urn):
-                raise GraphQLError(f"entity {urn} does not exist")
-            current = self.store.typed_aspects(urn).get("globalTags") or GlobalTagsClass(tags=[])
-            kept = [t for t in current.tags if t.tag not in tag_urns]
-            new_tags = kept + ([TagAssociationClass(tag=t) for t in tag_urns] if add else [])
-            if [t.tag for t in new_tags] != [t.tag for t in current.tags]:
-                self.store.write(MetadataChangeProposalWrapper(entityUrn=urn, aspect=GlobalTagsClass(tags=new_tags)))
+            with self.store.locked():  # read-modify-write of globalTags must not interleave with another request
+                current = self.store.typed_aspects(urn).get("globalTags") or GlobalTagsClass(tags=[])
+                present = {t.tag for t in current.tags}
+                if add:
+                    new_tags = current.tags + [
+                        TagAssociationClass(tag=t) for t in dict.fromkeys(tag_urns) if t not in present
+                    ]
+                else:
+                    new_tags = [t for t in current.tags if t.tag not in tag_urns]
+                if len(new_tags) != len(current.tags):
+                    self.store.write(
+                        MetadataChangeProposalWrapper(entityUrn=urn, aspect=GlobalTagsClass(tags=new_tags))
+                    )
 
     def _batch_add_tags(self, v: dict[str, Any]) -> dict[str, Any]:
         self._batch_tags(v, add=True)

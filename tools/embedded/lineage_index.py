@@ -7,7 +7,7 @@ each (urn, aspect) pair remembers the edges it contributed, so rewriting an aspe
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -55,7 +55,8 @@ class LineageIndex:
     _contributions: dict[tuple[str, str], list[Edge]] = field(default_factory=dict)
     _down: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(dict))
     _up: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(dict))
-    _transforms: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    # Two aspects may declare the same edge; it exists while at least one of them does.
+    _refs: Counter[tuple[str, str, str]] = field(default_factory=Counter)
 
     def replace(self, urn: str, aspect_name: str, aspect: Mapping[str, Any] | None) -> None:
         """Record the current value of one aspect (None = removed)."""
@@ -68,12 +69,16 @@ class LineageIndex:
         edges = edges_from_aspect(urn, aspect_name, aspect)
         self._contributions[(urn, aspect_name)] = edges
         for edge in edges:
+            self._refs[(edge.kind, edge.upstream, edge.downstream)] += 1
             self._down[edge.kind].setdefault(edge.upstream, set()).add(edge.downstream)
             self._up[edge.kind].setdefault(edge.downstream, set()).add(edge.upstream)
-            if edge.kind == "field":
-                self._transforms[(edge.upstream, edge.downstream)] = edge.transform
 
     def _unlink(self, edge: Edge) -> None:
+        ref = (edge.kind, edge.upstream, edge.downstream)
+        self._refs[ref] -= 1
+        if self._refs[ref] > 0:
+            return
+        self._refs.pop(ref, None)
         for table, key, value in (
             (self._down[edge.kind], edge.upstream, edge.downstream),
             (self._up[edge.kind], edge.downstream, edge.upstream),
@@ -88,7 +93,7 @@ class LineageIndex:
         self._contributions.clear()
         self._down.clear()
         self._up.clear()
-        self._transforms.clear()
+        self._refs.clear()
         for urn, aspect_name, aspect in rows:
             self.replace(urn, aspect_name, aspect)
 
@@ -100,9 +105,11 @@ class LineageIndex:
         return self._down["document"].get(asset_urn, set())
 
     def paths(
-        self, start: str, direction: Direction, max_degree: int, kind: Literal["entity", "field"]
-    ) -> list[list[str]]:
-        """Every simple path from start, breadth first, up to max_degree hops (cycles are cut)."""
+        self, start: str, direction: Direction, max_degree: int, kind: Literal["entity", "field"], limit: int = 0
+    ) -> list[list[str]] | None:
+        """Every simple path from start, breadth first, up to max_degree hops (cycles are cut).
+
+        With a limit, None as soon as more than `limit` paths exist (dense graphs stop early)."""
         found: list[list[str]] = []
         frontier = [[start]]
         for _ in range(max_degree):
@@ -112,6 +119,8 @@ class LineageIndex:
                     if nxt not in path:
                         next_frontier.append([*path, nxt])
             found += next_frontier
+            if limit and len(found) > limit:
+                return None
             frontier = next_frontier
             if not frontier:
                 break

@@ -124,7 +124,8 @@ class EmbeddedGms:
                     value, newest = stored
                     entity[aspect_name] = {
                         "value": value,
-                        "systemMetadata": {"version": str(newest + 1)},
+                        # GMS reports N with history rows 1..N-1; Lite's newest row N duplicates version 0.
+                        "systemMetadata": {"version": str(newest)},
                     }
             out.append(entity)
         return out

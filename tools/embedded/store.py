@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,10 @@ class LiteStore:
                 [needle.lower() for needle in needles],
             ).fetchall()
         return [row[0] for row in rows]
+
+    def locked(self) -> AbstractContextManager[bool]:
+        """Hold the store's (re-entrant) lock across a read-modify-write."""
+        return self._lock
 
     # ---------------------------------------------------------------- writes
     def write(self, mcp: MetadataChangeProposalWrapper) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import re
 from importlib import metadata
 from pathlib import Path
 
@@ -44,7 +43,9 @@ def policy_record(loaded: LoadedPolicy) -> PolicyRecord:
 
 
 def slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "model"
+    from tools.evidence.plots import slugify
+
+    return slugify(name)
 
 
 def persist_run(home: Path, evidence: Evidence, tests: list[ModelTest]) -> Path:

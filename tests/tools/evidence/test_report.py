@@ -1,0 +1,297 @@
+"""report.md rendering: real metrics (compute_metrics) and real decisions (the default policy) in, Markdown out."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from jinja2 import StrictUndefined
+
+from policies.engine import Verdict, evaluate, incomplete, load_policy, overall_verdict
+from tools.catalog.discovery import LineageStep
+from tools.evidence import report as report_module
+from tools.evidence.plots import slugify, write_plots
+from tools.evidence.report import cell, code, fenced, pct, pvalue, render_report, write_report
+from tools.evidence.schema import (
+    BindingRecord,
+    ChangeRequest,
+    Evidence,
+    ExperimentRecord,
+    ModelEvidence,
+    NotTested,
+    PlanRecord,
+    PolicyRecord,
+    PublicationRecord,
+    StageFailure,
+)
+from tools.evidence.store import REPORT_FILE, write_run
+from tools.experiment.metrics import compute_metrics
+
+SOURCE = "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"
+FEATURES = "urn:li:dataset:(urn:li:dataPlatform:snowflake,analytics.features.transaction_features,PROD)"
+POLICY = load_policy()
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def synthetic(n: int, *, corrupt: float, failures: int, seed: int = 7) -> Arrays:
+    """Labels, baseline and mutated scores, failed mask: `corrupt` is the share of rows scrambled."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(np.int8)
+    baseline = 1 / (1 + np.exp(-(2.2 * y - 1.1 + rng.normal(0, 1, n))))
+    mutated = baseline.copy()
+    hit = rng.random(n) < corrupt
+    mutated[hit] = rng.random(int(hit.sum()))
+    failed = np.zeros(n, dtype=bool)
+    failed[rng.choice(n, failures, replace=False)] = True
+    mutated[failed] = np.nan
+    return y, baseline, mutated, failed
+
+
+def model_evidence(name: str, arrays: Arrays | None, *, eval_sha: str | None = "e" * 64) -> ModelEvidence:
+    urn = f"urn:li:mlModel:(urn:li:dataPlatform:mlflow,{slugify(name)},PROD)"
+    path = [
+        LineageStep(dataset_urn=SOURCE, column="amount"),
+        LineageStep(dataset_urn=FEATURES, column="amount_usd", transform="amount * fx_rate"),
+    ]
+    binding = BindingRecord(
+        artifact_path=f"/models/{slugify(name)}.joblib",
+        artifact_sha256_expected="a" * 63 + "1",
+        eval_data_path=f"/data/{slugify(name)}-eval.parquet",
+        eval_data_sha256=eval_sha,
+        label_column="is_fraud",
+        decision_threshold=0.5,
+    )
+    if arrays is None:
+        decision = incomplete("artifact_hash_mismatch", "artifact sha256 differs from the catalog's; not loaded")
+        return ModelEvidence(
+            urn=urn, name=name, verdict=decision.verdict, reasons=list(decision.reasons), lineage_path=path
+        )
+    metrics = compute_metrics(*arrays)
+    decision = evaluate(metrics, POLICY.policy)
+    experiment = ExperimentRecord(
+        rows=metrics.n,
+        rows_changed=metrics.n // 3,
+        feature_column="amount_usd",
+        mutation="multiply amount_usd by 100 on 40% of rows (seed 42)",
+        baseline_cached=False,
+        predict_calls=17,
+        value_class_rows=min(metrics.failures, 3),
+        error_samples=["ValueError: Input X contains NaN | row 17", "boom ``` fence"] if metrics.failures else [],
+        seconds={"baseline": 0.21, "mutate": 0.01, "mutated": 0.35},
+    )
+    return ModelEvidence(
+        urn=urn,
+        name=name,
+        verdict=decision.verdict,
+        reasons=list(decision.reasons),
+        feature_column="amount_usd",
+        lineage_path=path,
+        binding=binding,
+        metrics=metrics,
+        experiment=experiment,
+        owners=["urn:li:corpuser:risk-team"],
+    )
+
+
+def evidence_for(models: list[ModelEvidence], **overrides: object) -> Evidence:
+    verdict = overall_verdict([m.verdict for m in models])
+    fields: dict[str, object] = dict(
+        run_id="20260101T000000Z-abc123",
+        created_at="2026-01-01T00:00:00+00:00",
+        request=ChangeRequest(
+            dataset_urn=SOURCE, field="amount", op="scale", params={"factor": 100}, fraction=0.4, seed=42
+        ),
+        catalog="embedded",
+        dataset_owners=["urn:li:corpuser:payments"],
+        lineage_precision="column",
+        datasets_searched=[SOURCE, FEATURES],
+        plan=PlanRecord(planner="deterministic", mutation={"op": "scale", "factor": 100}, description="cents"),
+        models=models,
+        not_tested=[NotTested(urn="urn:li:mlModel:x", name="legacy-scorer", reason="not in production (stage: dev)")],
+        verdict=verdict,
+        verdict_reasons=[f"{m.name}: {m.verdict}" for m in models],
+        policy=PolicyRecord(name="default", version=1, sha256=POLICY.sha256, path=str(POLICY.path)),
+        mcp_calls=12,
+        timings={"discovery": 1.234, "experiment": 2.5},
+    )
+    fields.update(overrides)
+    return Evidence.model_validate(fields)
+
+
+@pytest.fixture(scope="module")
+def block_arrays() -> Arrays:
+    return synthetic(4_000, corrupt=0.4, failures=60)
+
+
+@pytest.fixture
+def block_evidence(block_arrays: Arrays) -> Evidence:
+    model = model_evidence("Fraud Scorer (v3)", block_arrays, eval_sha=None)
+    model.plots = {"roc": "fraud-scorer-v3-roc.png", "shift": "fraud-scorer-v3-shift.png"}
+    return evidence_for(
+        [model],
+        failures=[StageFailure(stage="publish", message="datahub 503"), StageFailure(stage="publish", message="x")],
+        publication=PublicationRecord(status="failed", message="GMS unreachable", attempts=2),
+    )
+
+
+def test_block_report_has_verdict_reasons_and_every_metric(block_evidence: Evidence) -> None:
+    text = render_report(block_evidence)
+    model = block_evidence.models[0]
+    m = model.metrics
+    assert m is not None and model.verdict is Verdict.BLOCK
+    assert m.flip_rate is not None and m.flip_rate_ci_low is not None and m.flip_rate_ci_high is not None
+    assert text.startswith("# Provenance impact report: BLOCK\n")
+    expected = [
+        f"| Rows (n) | {m.n:,} |",
+        f"{m.positives:,} / {m.negatives:,}",
+        f"{m.auc_baseline:.3f} → {m.auc_mutated:.3f}",
+        f"{m.auc_delta:+.4f} ({m.auc_delta_ci_low:+.4f} to {m.auc_delta_ci_high:+.4f})",
+        f"| ΔAUC p-value (paired DeLong) | {pvalue(m.auc_p_value)} |",
+        f"{m.flip_rate * 100:.2f}% ({m.flip_rate_ci_low * 100:.2f}% to {m.flip_rate_ci_high * 100:.2f}%)",
+        f"{m.flips:,} of {m.n_scored:,} rows",
+        f"{m.prob_shift_mean:.4f} / {m.prob_shift_p95:.4f} / {m.prob_shift_max:.4f}",
+        f"| Score PSI | {m.psi:.3f} |",
+        f"{m.failures:,} of {m.n:,} rows ({m.failure_rate * 100:.2f}%)",
+    ]
+    for snippet in expected:
+        assert snippet in text, snippet
+    for reason in model.reasons:
+        assert f"| {reason.severity} | `{reason.code}` | {cell(reason.message)} |" in text
+    assert "### Fraud Scorer (v3): BLOCK\n" in text
+
+
+def test_reason_values_and_thresholds_use_the_metric_formats(block_evidence: Evidence) -> None:
+    text = render_report(block_evidence)
+    reasons = {r.metric: r for r in block_evidence.models[0].reasons}
+    flip = reasons["flip_rate"]
+    assert flip.value is not None and flip.threshold is not None
+    assert f"| {flip.value * 100:.2f}% | {flip.threshold * 100:.2f}% |" in text
+    failure = reasons["failure_rate"]
+    assert failure.code == "inference_failures_block"  # 60 of 4,000 rows = 1.5% >= the 1% block rate
+    assert "| 1.50% | 1.00% |" in text
+
+
+def test_bindings_hashes_lineage_and_policy_are_shown(block_evidence: Evidence) -> None:
+    text = render_report(block_evidence)
+    assert "`" + "a" * 63 + "1`" in text
+    assert f"| sha256 | `{POLICY.sha256}` |" in text
+    assert "| Evaluation data sha256 | n/a |" in text  # None in the binding
+    assert "1. `postgres:payments.public.transactions.amount` (changed field)" in text
+    # The blank line ends the list: without it Markdown folds the next paragraph into item 2.
+    assert "2. `snowflake:analytics.features.transaction_features.amount_usd` via `amount * fx_rate`\n\n" in text
+    assert '`{"factor": 100}`' in text and "| Fraction of rows | 40.0% |" in text and "| Seed | 42 |" in text
+
+
+def test_none_values_render_as_na(block_evidence: Evidence) -> None:
+    text = render_report(block_evidence)
+    assert "| Question | n/a |" in text
+    assert "| Decided by | n/a |" in text
+    assert "| Updated | n/a |" in text
+    assert "None" not in text.replace("None.", "")  # no Python None leaks into the document
+
+
+def test_plots_are_linked(block_evidence: Evidence) -> None:
+    text = render_report(block_evidence)
+    assert "![ROC](fraud-scorer-v3-roc.png)" in text
+    assert "![Probability shift](fraud-scorer-v3-shift.png)" in text
+
+
+def test_failures_grouped_by_stage_and_publication_status(block_evidence: Evidence) -> None:
+    text = render_report(block_evidence)
+    assert "- **publish** (2)\n  - datahub 503\n  - x\n" in text
+    assert "| Status | **failed** |" in text and "| Attempts | 2 |" in text
+    assert "legacy-scorer" in text and "not in production (stage: dev)" in text
+
+
+def test_error_samples_survive_pipes_and_fences(block_evidence: Evidence) -> None:
+    text = render_report(block_evidence)
+    assert "````text\nboom ``` fence\n````" in text
+    assert "```text\nValueError: Input X contains NaN | row 17\n```" in text
+
+
+def test_pass_report() -> None:
+    model = model_evidence("Churn", synthetic(2_000, corrupt=0.0, failures=0))
+    evidence = evidence_for([model])
+    evidence.request.question = "Can we send amounts in cents?"
+    text = render_report(evidence)
+    assert model.verdict is Verdict.PASS
+    assert text.startswith("# Provenance impact report: PASS\n")
+    assert "| Question | Can we send amounts in cents? |" in text
+    assert "| ΔAUC p-value (paired DeLong) | 1.0000 |" in text  # identical scores: no change at all
+    assert "## Failures by stage\n\nNone.\n" in text
+    assert "(warning from 1) | 0.00% | 1 failed row |" in text
+    assert "**Plots**" not in text  # no plots recorded, no dangling image links
+    assert "| Status | **not_requested** |" in text
+
+
+def test_incomplete_report_without_metrics() -> None:
+    model = model_evidence("Credit Limit", None)
+    evidence = evidence_for([model], not_tested=[])
+    text = render_report(evidence)
+    assert text.startswith("# Provenance impact report: INCOMPLETE\n")
+    assert "**Metrics**: n/a (not measured; see the reasons above)." in text
+    assert "| INCOMPLETE | `artifact_hash_mismatch` |" in text
+    assert "n/a (the experiment did not run)" in text and "n/a (no binding recorded)" in text
+    assert "n/a (no model was measured)" in text
+    assert "| Credit Limit | **INCOMPLETE** | n/a | n/a | n/a | n/a | n/a |" in text
+    assert "## Models not tested\n\nNone.\n" in text
+
+
+def test_no_models_report() -> None:
+    evidence = evidence_for([], verdict_reasons=["no production model depends on this field"])
+    text = render_report(evidence)
+    assert text.startswith("# Provenance impact report: PASS\n")
+    assert "No production model was tested." in text and "## Summary" not in text
+
+
+def test_methods_come_from_the_metrics(block_evidence: Evidence) -> None:
+    text = render_report(block_evidence)
+    metrics = block_evidence.models[0].metrics
+    assert metrics is not None
+    for key, description in metrics.methods.items():
+        assert f"- **{key}**: {description}" in text
+
+
+def test_rendering_is_deterministic_and_strict(block_evidence: Evidence) -> None:
+    assert render_report(block_evidence) == render_report(block_evidence)
+    assert report_module._ENV.undefined is StrictUndefined and not report_module._ENV.autoescape
+
+
+def test_pipes_in_messages_do_not_split_table_rows(block_evidence: Evidence) -> None:
+    block_evidence.not_tested = [NotTested(urn="urn:li:mlModel:y", name="a|b", reason="stage | dev\nsecond")]
+    text = render_report(block_evidence)
+    row = next(line for line in text.splitlines() if line.startswith("| a\\|b"))
+    assert len(re.findall(r"(?<!\\)\|", row)) == 4  # three cells, four unescaped separators
+    assert "stage \\| dev<br>second" in row
+
+
+def test_small_formatters() -> None:
+    pvalues = [pvalue(v) for v in (None, 0.0, 1.234e-12, 0.000999, 0.0312, 1.0)]
+    assert pvalues == ["n/a", "< 1e-300", "1.23e-12", "9.99e-04", "0.0312", "1.0000"]
+    assert pct(None) == "n/a" and pct(0.0512) == "5.12%" and pct(0.4, 1) == "40.0%"
+    assert code("plain") == "`plain`" and code("a`b") == "``a`b``" and code("`x`") == "`` `x` ``"
+    assert cell("a|b\nc") == "a\\|b<br>c"
+    assert fenced("x").startswith("```text\n") and fenced("a ``` b").startswith("````text\n")
+
+
+def test_write_report_is_atomic_and_replaces(tmp_path: Path, block_evidence: Evidence) -> None:
+    (tmp_path / REPORT_FILE).write_text("old")
+    write_report(tmp_path, block_evidence)
+    assert (tmp_path / REPORT_FILE).read_text(encoding="utf-8") == render_report(block_evidence)
+    assert [p.name for p in tmp_path.iterdir()] == [REPORT_FILE]  # no temporary file left behind
+
+
+def test_run_folder_report_links_resolve(tmp_path: Path, block_arrays: Arrays) -> None:
+    model = model_evidence("Fraud Scorer (v3)", block_arrays)
+    evidence = evidence_for([model])
+
+    def extra(folder: Path) -> None:
+        model.plots = write_plots(folder, slugify(model.name), *block_arrays)
+        write_report(folder, evidence)
+
+    folder = write_run(tmp_path, evidence, extra)
+    text = (folder / REPORT_FILE).read_text(encoding="utf-8")
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert len(links) == 2 and all((folder / link).is_file() for link in links)
