@@ -6,7 +6,7 @@ for the process — one MCP session, as DESIGN §3 asks.
 
 from __future__ import annotations
 
-from contextlib import AsyncExitStack
+import asyncio
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -40,17 +40,44 @@ class DeterministicPlanner:
 
 
 class CatalogHandle:
-    """Opens the catalog (embedded endpoint + MCP server, or a real GMS) on first use."""
+    """Opens the catalog (embedded endpoint + MCP server, or a real GMS) on first use and keeps it open.
+
+    The MCP client's anyio scopes must be entered and exited by the same task, while LangGraph runs each node
+    in a task of its own; so one owner task holds the catalog open and the others only use it.
+    """
 
     def __init__(self, settings: ProvenanceSettings) -> None:
         self.settings = settings
-        self._stack = AsyncExitStack()
         self._catalog: Catalog | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[Catalog] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock = asyncio.Lock()
+
+    async def _hold(self) -> None:
+        assert self._ready is not None and self._stop is not None
+        try:
+            async with open_catalog(self.settings) as catalog:
+                self._ready.set_result(catalog)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+            else:
+                raise
 
     async def get(self) -> Catalog:
-        if self._catalog is None:
-            self._catalog = await self._stack.enter_async_context(open_catalog(self.settings))
-        return self._catalog
+        async with self._lock:
+            if self._catalog is None:
+                loop = asyncio.get_running_loop()
+                self._ready, self._stop = loop.create_future(), asyncio.Event()
+                self._owner = loop.create_task(self._hold(), name="provenance-catalog")
+                try:
+                    self._catalog = await self._ready
+                except BaseException:
+                    self._owner = None
+                    raise
+            return self._catalog
 
     async def reader(self) -> CatalogReader:
         return CatalogReader((await self.get()).session)
@@ -64,9 +91,10 @@ class CatalogHandle:
         return self._catalog
 
     async def aclose(self) -> None:
-        self._catalog = None
-        await self._stack.aclose()
-        self._stack = AsyncExitStack()
+        owner, self._owner, self._catalog = self._owner, None, None
+        if owner is not None and self._stop is not None:
+            self._stop.set()
+            await owner
 
     async def __aenter__(self) -> CatalogHandle:
         return self

@@ -1,0 +1,1 @@
+"""Offline routing and experiment planning, used when no chat model is configured."""

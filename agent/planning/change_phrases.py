@@ -1,0 +1,240 @@
+"""Phrase tables for the deterministic planner: which words describe which mutation (DESIGN §5 allowlist).
+
+Separate from ``phrases.py`` (numbers, quoting and routing) only to keep modules short. Time-zone abbreviations
+match in upper case only ("EST", "WEST"), so that ordinary English words are never read as zones.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from agent.planning.phrases import DOTTED, NUM, QUOTED, VAL, rx
+
+# --- plan: guards -----------------------------------------------------------------------------------------------
+URN_OR_DOTTED: Final = rx(rf"({QUOTED})|urn:li:\S+|{DOTTED}")  # identifiers are masked; quoted values are kept
+IMPUTE: Final = rx(
+    r"\b(?:nulls?|missing(?:\s+values)?|nans?|blanks?|empty\s+values)\s+(?:are\s+|get\s+|being\s+)?(?:filled|imputed|"
+    r"replaced|defaulted|backfilled)|\b(?:impute|fill)\w*\s+(?:the\s+)?(?:nulls?|missing|nans?|gaps?)"
+)
+STRUCTURAL: Final = rx(
+    r"\b(?:column|field|table|dataset|schema|attribute)s?\s+(?:\w+\s+){0,2}?(?:is\s+|are\s+|gets?\s+|was\s+|were\s+|"
+    r"being\s+)?(?:renamed|dropped|deleted|removed|moved|split|merged|retyped|deprecated)"
+    r"|\b(?:rename|drop|delete|remove|split)\s+(?:the\s+)?(?:\w+\s+)?(?:column|field|table|dataset|schema)\b"
+    r"|\bencrypt\w*|\bhash(?:ed|ing)?\b|\btokeni[sz]\w*|\bmask(?:ed|ing)\b|\banonymi[sz]\w*|\bpartition\w*"
+    r"|\b(?:data\s+)?type\s+(?:change|changes|changed)|\bchanges?\s+(?:its\s+|the\s+)?(?:data\s+)?type\b"
+    r"|\b(?:cast\s+to|sent\s+as|stored\s+as|encoded\s+as)\s+(?:an?\s+)?(?:string|varchar|text|json|bytes)\b|\b(?:table|column|field)\s+(?:goes\s+away|disappears)"
+)
+# Conversions one operator cannot express without facts Provenance does not have (a rate, an affine formula).
+TEMPERATURE: Final = rx(r"\b(?:celsius|fahrenheit|kelvin|°[cf])\b")
+CURRENCY: Final = rx(
+    r"\b(?:euros?|eur|gbp|pounds?\s+sterling|yen|jpy|yuan|cny|rupees?|inr|francs?|chf|exchange\s+rates?|currenc\w+)\b"
+)
+
+# --- plan: nulls, categories --------------------------------------------------------------------------------------
+_NULLISH: Final = r"(?:nulls?|missing|empty|blanks?|nans?|none|nas?)\b"
+NULL_PCT: Final = rx(
+    rf"({NUM})\s*(?:%|percent|per\s*cent)\s+(?:of\s+(?:the\s+|all\s+)?(?:\w+\s+){{0,2}}?)?(?:(?:is|are|become|becomes|"
+    rf"being|get|gets|set\s+to|sent\s+as|turn|turned|go|goes)\s+)?{_NULLISH}"
+)
+NULL_ALL: Final = rx(rf"\b(?:all|every|entirely|completely|always|fully)\s+(?:\w+\s+){{0,3}}?{_NULLISH}")
+NULL_ANY: Final = rx(
+    r"\b(?:nulls?|null\s+values|missing(?:\s+values)?|nans?|empty\s+values|blanks?|nulled(?:\s+out)?|"
+    r"not\s+populated|unpopulated)\b"
+)
+RENAME_KW: Final = rx(r"\b(?:renam\w*|relabel\w*|recod\w*|re-?mapp?\w*|mapped)\b")
+_ARROW: Final = r"(?:→|->|=>|⇒|\bbecomes?\b)"
+PAIR: Final = rx(
+    rf"({VAL})\s*(?:(?:is|are|was|were|gets?|will\s+be|would\s+be)\s+)?(?:(?:renamed|changed|mapped|relabell?ed|"
+    rf"recoded|sent|spelled|written)\s+)?({_ARROW}|\bto\b|\binto\b|\bas\b)\s*({VAL})"
+)
+ARROW: Final = rx(_ARROW)
+MERGE: Final = rx(
+    rf"({VAL}(?:\s*(?:,|\band\b|&)\s*{VAL}){{1,20}})\s+(?:are\s+|get\s+|were\s+)?(?:merged|combined|collapsed|"
+    rf"folded)\s+(?:in)?to\s+({VAL})"
+)
+VAL_RX: Final = rx(VAL)
+UNSEEN: Final = rx(
+    r"\b(?:new|unseen|unknown|novel|never[-\s]seen|unexpected|additional|extra)\s+(?:\w+\s+)?(?:categor(?:y|ies)|"
+    rf"values?|labels?|class(?:es)?|levels?|codes?)\b(?:\s+(?:called|named|like|such\s+as|=|:))?(?:\s*({VAL}))?"
+)
+UNSEEN_BEFORE: Final = rx(
+    rf"({QUOTED})\s+(?:is\s+|gets\s+)?(?:added|introduced|appears|shows\s+up)?\s*(?:as\s+)?(?:an?\s+)?"
+    r"(?:new|unseen)\s+(?:categor|value|label)"
+)
+
+# --- plan: units (name -> pattern, dimension, units per base unit) --------------------------------------------------
+UNITS: Final[dict[str, tuple[str, str, float]]] = {
+    "dollars": (r"dollars?|usd|\$", "money", 1.0),
+    "cents": (r"cents?", "money", 100.0),
+    "thousands": (r"thousands?(?:\s+of\s+dollars)?|\$?k|k\$", "money", 1e-3),
+    "millions": (r"millions?(?:\s+of\s+dollars)?", "money", 1e-6),
+    "kilograms": (r"kilo(?:gram)?s?|kgs?", "mass", 1.0),
+    "grams": (r"grams?|g", "mass", 1e3),
+    "pounds": (r"pounds?|lbs?", "mass", 1 / 0.45359237),
+    "meters": (r"met(?:er|re)s?|m", "length", 1.0),
+    "centimeters": (r"centimet(?:er|re)s?|cm", "length", 1e2),
+    "millimeters": (r"millimet(?:er|re)s?|mm", "length", 1e3),
+    "kilometers": (r"kilomet(?:er|re)s?|km", "length", 1e-3),
+    "miles": (r"miles?|mi", "length", 1 / 1609.344),
+    "feet": (r"feet|foot|ft", "length", 1 / 0.3048),
+    "seconds": (r"seconds?|secs?|s", "time", 1.0),
+    "milliseconds": (r"milliseconds?|millis|msecs?|ms", "time", 1e3),
+    "microseconds": (r"microseconds?|micros|µs|us", "time", 1e6),
+    "minutes": (r"minutes?|mins?", "time", 1 / 60),
+    "hours": (r"hours?|hrs?|h", "time", 1 / 3600),
+    "days": (r"days?", "time", 1 / 86400),
+    "percent": (r"percent(?:age)?s?|%|0-100", "ratio", 100.0),
+    "fraction": (r"fractions?|ratios?|proportions?|0-1", "ratio", 1.0),
+}
+# When only the new unit is named ("sent in cents"), the current one is assumed to be its usual partner.
+DEFAULT_SOURCE: Final = dict(
+    cents="dollars", dollars="cents", thousands="dollars", millions="dollars", milliseconds="seconds",
+    seconds="milliseconds", grams="kilograms", kilograms="grams", centimeters="meters", meters="centimeters",
+    percent="fraction", fraction="percent",
+)  # fmt: skip
+UNIT: Final = r"(?<![\w$%])(?:" + "|".join(p for p, _, _ in UNITS.values()) + r")(?![\w%])"
+# Target-only phrasings skip the one-letter symbols ("in s", "as g" are rarely units).
+_TARGET: Final = (
+    r"cents?|dollars?|usd|thousands?(?:\s+of\s+dollars)?|\$?k|millions?|milli(?:second)?s|msecs?|ms|seconds?|secs?"
+    r"|grams?|kilo(?:gram)?s?|kgs?|centimet(?:er|re)s?|cm|met(?:er|re)s?|percent(?:age)?s?|fractions?|ratios?|proportions?"
+)
+CONVERSIONS: Final = (
+    (rx(rf"\bfrom\s+(?:an?\s+)?({UNIT})\s+(?:to|into|→|->)\s+(?:an?\s+)?({UNIT})"), False),
+    (rx(rf"({UNIT})\s*(?:→|->|=>|⇒|\bto\b|\binto\b)\s*({UNIT})"), False),
+    (rx(rf"({UNIT})\s+(?:instead\s+of|rather\s+than)\s+(?:an?\s+)?({UNIT})"), True),  # new unit comes first
+)
+UNIT_TARGET: Final = rx(rf"\b(?:in|as|into|to|using)\s+(?:an?\s+|the\s+)?(?<![\w$%])({_TARGET})(?![\w%])(?!\s+of\b)")
+UNIT_ANY: Final = rx(UNIT)
+
+# --- plan: generic scale (pattern, how the number becomes a factor) ----------------------------------------------
+_UP: Final = r"(?:increase[sd]?|increasing|inflated|raised|grows?|grew|goes\s+up|went\s+up|up)"
+_DOWN: Final = (
+    r"(?:decrease[sd]?|decreasing|reduced|lowered|drops?|dropped|goes\s+down|went\s+down|down|shrinks?|shrunk)"
+)
+_LARGER: Final = r"(?:larger|bigger|higher|greater|more|as\s+(?:large|big|high))"
+SCALE: Final = (
+    (rx(rf"\b(?:multipl\w*|scal\w*)\s+(?:up\s+|down\s+)?by\s+(?:a\s+factor\s+(?:of\s+)?)?({NUM})"), "n"),
+    (rx(rf"\bfactor\s+(?:of\s+)?({NUM})"), "n"),
+    (rx(r"(?<!\w)[x×]\s?([0-9][0-9,]*(?:\.[0-9]+)?)\b"), "n"),
+    (rx(rf"({NUM})\s?(?:[x×](?!\w)|-?fold\b|\s+times\s+{_LARGER})"), "n"),
+    (rx(rf"({NUM})\s+times\s+(?:smaller|lower|less)\b"), "inverse"),
+    (rx(rf"\bdivided\s+by\s+({NUM})"), "inverse"),
+    (rx(rf"\b{_UP}\s+by\s+({NUM})\s*(?:%|percent)"), "up"),
+    (rx(rf"\b{_DOWN}\s+by\s+({NUM})\s*(?:%|percent)"), "down"),
+    (rx(rf"({NUM})\s*(?:→|->|=>|⇒|\bbecomes\b|\bturns\s+into\b)\s*({NUM})\s*%?"), "ratio"),  # "0.5 → 50%": 100
+)
+SCALE_WORDS: Final = ((rx(r"\bdoubl\w*"), 2.0), (rx(r"\btripl\w*"), 3.0), (rx(r"\bquadrupl\w*"), 4.0),
+                      (rx(r"\bhalv\w*|\bcut\s+in\s+half\b"), 0.5))  # fmt: skip
+
+# --- plan: time zones and time shifts --------------------------------------------------------------------------------
+TZ_HOURS: Final[dict[str, float]] = dict(
+    UTC=0, GMT=0, WET=0, CET=1, WEST=1, BST=1, CEST=2, EET=2, EEST=3, MSK=3, IST=5.5, SGT=8, HKT=8, JST=9, KST=9,
+    AEST=10, AEDT=11, NZST=12, EST=-5, EDT=-4, CST=-6, CDT=-5, MST=-7, MDT=-6, PST=-8, PDT=-7,
+)  # fmt: skip
+TZ: Final = (
+    r"(?<![\w])(?:(?i:utc|gmt)|" + "|".join(z for z in TZ_HOURS if z not in {"UTC", "GMT"}) + r")"
+    r"(?:\s?[+\-−]\s?[0-9]{1,2}(?::?[0-9]{2})?)?(?![\w])"
+)
+TZ_PAIR: Final = re.compile(rf"({TZ})\s*(?:→|->|=>|⇒|(?i:\bto\b|\binto\b))\s*({TZ})")
+TZ_INSTEAD: Final = re.compile(rf"({TZ})\s+(?i:(?:time\s+)?(?:instead\s+of|rather\s+than))\s+({TZ})")
+TZ_SINGLE: Final = re.compile(rf"(?i:\b(?:in|as|to|into|using)\s+)({TZ})")
+TZ_ANY: Final = re.compile(TZ)
+TZ_TOKEN: Final = re.compile(r"([A-Za-z]+)\s?(?:([+\-−])\s?([0-9]{1,2})(?::?([0-9]{2}))?)?")
+TZ_WORDS: Final = rx(r"\btime[-\s]?zones?\b|\btz\b|\bdaylight\s+saving|\bdst\b|\blocal\s+time\b")
+HOURS: Final = rx(rf"({NUM})\s*-?\s*(?:hours?|hrs?|h)\b|\b(an)\s+hour\b")
+MINUTES: Final = rx(rf"({NUM})\s*-?\s*(?:minutes?|mins?)\b")
+DAYS: Final = rx(rf"({NUM})\s*-?\s*days?\b|\b(a)\s+day\b")
+BACKWARDS: Final = rx(r"\b(?:back(?:wards?)?|earlier|behind|minus|down)\b")
+TIME_SHIFT_KW: Final = rx(r"\bshift\w*|\boffset\w*|\bmoved?\b|\bearlier\b|\blater\b|\bahead\b|\bbehind\b|\boff\s+by\b")
+HOUR_FIELD: Final = rx(r"(?:^|_)hour(?:_of_day)?(?:$|_)|hour_?of_?day|(?:^|_)hod(?:$|_)")
+DOW_FIELD: Final = rx(r"day_?of_?week|(?:^|_)(?:dow|weekday)(?:$|_)")
+TIMESTAMP_FIELD: Final = rx(r"(?:^|_)(?:ts|timestamp|time|epoch|datetime|date)(?:$|_)|_at$")
+MILLIS_FIELD: Final = rx(r"(?:^|_)(?:ms|millis|milliseconds?)(?:$|_)|millisecond")
+
+# --- plan: shift, round, clip --------------------------------------------------------------------------------------
+SHIFT_DOWN: Final = rx(
+    r"\b(?:decrease[sd]?|decreasing|decrement\w*|reduced?|lower(?:ed)?|dropp?(?:ed|s)?|subtract\w*|minus|"
+    rf"goes\s+down|went\s+down|shift\w*\s+(?:down|back(?:wards?)?))\s+(?:by\s+|of\s+)?({NUM})(?!\s*%)"
+)
+SHIFT_UP: Final = rx(
+    r"\b(?:shift\w*(?:\s+up|\s+forward)?|offset|off|moved?|bump\w*(?:\s+up)?|increment\w*|increase[sd]?|increasing|"
+    rf"raised?|add(?:s|ed|ing)?|plus|goes\s+up|went\s+up)\s+(?:by\s+|of\s+)?({NUM})(?!\s*%)"
+)
+SHIFT_SIGNED: Final = rx(rf"(?<!\w)({NUM})\s*(?:offset|shift|bias)\b")
+ROUND_KW: Final = rx(
+    r"\bround\w*|\btruncat\w*\s+to\s+(?:an?\s+)?(?:integers?|ints?|whole)|\bcast\s+(?:to|as)\s+(?:an?\s+)?int\w*"
+    r"|\bas\s+(?:whole\s+numbers|integers)\b"
+)
+TRUNCATE: Final = rx(r"\btruncat\w*|\bcast\b")
+ROUND_DECIMALS: Final = rx(
+    rf"({NUM})\s*(?:decimal(?:\s+(?:places?|digits?|points?))?s?|dp|digits?\s+after\s+the\s+(?:decimal\s+)?point)\b"
+)
+NEAREST: Final[dict[str, int]] = {
+    "integer": 0, "int": 0, "whole number": 0, "number": 0, "unit": 0, "dollar": 0, "euro": 0, "cent": 2,
+    "penny": 2, "tenth": 1, "hundredth": 2, "thousandth": 3, "hundred": -2, "thousand": -3, "million": -6,
+}  # fmt: skip
+ROUND_NEAREST: Final = rx(rf"\b(?:nearest|to\s+the)\s+(?:whole\s+)?({NUM}|{'|'.join(NEAREST)})s?\b")
+_CLIP_VERB: Final = r"(?:clip\w*|clamp\w*|capp?\w*|limit\w*|bound\w*|restrict\w*|constrain\w*|truncat\w*|saturat\w*)"
+CLIP_BOTH: Final = rx(
+    rf"\b{_CLIP_VERB}\s+(?:\w+\s+){{0,3}}?(?:between|within|to|in|into)\s+(?:the\s+)?(?:range\s+)?[\[(]?\s*({NUM})\s*"
+    rf"(?:,|\band\b|\bto\b|-|–|\.\.)\s*({NUM})"
+)
+CLIP_UPPER: Final = rx(
+    r"\b(?:capp?ed|clipp?ed|clamped|truncated|limited|ceiling(?:ed)?|maxed(?:\s+out)?|topped\s+out|saturat\w*|cap)\s+"
+    rf"(?:at|to)\s+(?:an?\s+)?(?:max(?:imum)?\s+(?:of\s+)?|ceiling\s+of\s+)?({NUM})"
+    r"|\b(?:at\s+most|no\s+more\s+than|not\s+(?:more|higher|greater)\s+than|never\s+(?:above|exceeds?|more\s+than)|"
+    rf"max(?:imum)?\s+(?:of\s+)?|upper\s+(?:bound|limit)\s+(?:of\s+|at\s+)?|ceiling\s+of|cap\s+of)\s*({NUM})"
+)
+CLIP_LOWER: Final = rx(
+    rf"\b(?:floor(?:ed)?|bottom(?:ed)?\s+out)\s+(?:at|to)\s+({NUM})"
+    r"|\b(?:at\s+least|no\s+less\s+than|not\s+(?:less|lower)\s+than|never\s+(?:below|less\s+than)|"
+    rf"min(?:imum)?\s+(?:of\s+)?|lower\s+(?:bound|limit)\s+(?:of\s+|at\s+)?|floor\s+of)\s*({NUM})"
+)
+NEGATIVES_ZEROED: Final = rx(
+    r"\bnegatives?(?:\s+(?:values|amounts|numbers))?\s+(?:are\s+|get\s+|become\s+)?(?:set|clipped|clamped|floored|"
+    r"replaced|zeroed|capped|truncated)(?:\s+(?:to|at|with|out))?(?:\s+(?:0|zero))?\b"
+)
+NOISE_ABS: Final = rx(r"(?:±|\+/-|\+-)\s*[0-9]")
+BETWEEN: Final = rx(rf"\bbetween\s+({NUM})\s+and\s+({NUM})")
+
+# --- plan: noise, sign, shuffle, constant ----------------------------------------------------------------------------
+NOISE_KW: Final = rx(
+    r"\b(?:noise|noisy|jitter\w*|perturb\w*|measurement\s+errors?|random\s+errors?|fuzz\w*)\b|(?:±|\+/-|\+-)\s*[0-9.]"
+)
+NOISE_PCT: Final = rx(
+    rf"(?:±|\+/-|\+-)\s*({NUM})\s*(?:%|percent)|({NUM})\s*(?:%|percent)\s+(?:relative\s+)?(?:\w+\s+)?"
+    r"(?:noise|jitter|errors?)"
+)
+NOISE_STD: Final = rx(
+    rf"\b(?:relative[_\s]std|std|standard\s+deviation|sigma|σ)\s*(?:of|=|:|is)?\s*({NUM})\s*(%|percent)?"
+)
+SIGN_FLIP: Final = rx(
+    r"\bsigns?\s+(?:is\s+|are\s+|gets?\s+)?(?:flip\w*|invert\w*|revers\w*|swap\w*)|\bflip\w*\s+(?:the\s+)?signs?\b"
+    r"|\bnegat\w*|\bnegative\b|\bsign[-\s]flip\w*"
+)
+SHUFFLE: Final = rx(
+    r"\bshuffl\w*|\bmisalign\w*|\bjoin\w*\s+(?:wrong\w*|incorrect\w*|on\s+the\s+wrong|badly)|\b(?:wrong|bad|broken)\s+"
+    r"join|\bpermut\w*|\bscrambl\w*|\bmixed\s+up\b|\bout\s+of\s+order\b|\boff-by-one\s+join"
+)
+CONSTANT_VALUE: Final = rx(
+    r"\b(?:set|fixed|hard-?coded|pinned|stuck|frozen|defaults?|defaulted|filled|replaced|overwritten|becomes?|equals?|"
+    r"always|constant|default\s+value)\s+(?:(?:to|at|with|as|of|equal\s+to|is|=)\s+)?(?:the\s+(?:value|constant|"
+    rf"string|number)\s+)?({NUM}|{VAL})"
+)
+CONSTANT_KW: Final = rx(
+    r"\bconstant\b|\bstuck\b|\bfrozen\b|\bhard-?coded\b|\bdefault\w*|\ball\s+(?:the\s+)?values\s+set\b"
+)
+BOOLEANS: Final = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+# --- plan: which rows, which seed -------------------------------------------------------------------------------------
+FRACTION_PCT: Final = rx(
+    rf"({NUM})\s*(?:%|percent|per\s*cent)\s+of\s+(?:the\s+|all\s+)?\w|\b(?:on|for|affecting|across|in)\s+({NUM})\s*"
+    r"(?:%|percent)(?!\s*(?:nulls?|missing|noise))"
+)
+FRACTION_WORDS: Final = rx(r"\b(?:(half)|(?:a|one)\s+(quarter|third|fifth|tenth))\s+of\b")
+FRACTION_WORD_VALUES: Final = dict(half=0.5, quarter=0.25, third=1 / 3, fifth=0.2, tenth=0.1)
+FRACTION_ONE_IN: Final = rx(rf"\b(?:one|1)\s+(?:in|out\s+of)\s+(?:every\s+)?({NUM})")
+FRACTION_EVERY_OTHER: Final = rx(r"\bevery\s+other\s+(?:row|record|value|transaction)")
+BY_BEFORE: Final = rx(r"(?:\bby|±|\+/-|\+-)\s*$")
+SEED: Final = rx(r"\bseed\s*(?:=|:|of|is)?\s*([0-9]{1,9})\b")

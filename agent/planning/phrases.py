@@ -1,0 +1,140 @@
+"""Phrase tables for the deterministic router and planner (``agent/planning/deterministic.py``).
+
+Kept apart from the logic so that teaching the offline planner a new phrasing is one line here. The patterns run
+on arbitrary user text, so every repetition that could overlap another is bounded and numbers are atomic groups.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Final
+
+_I: Final = re.IGNORECASE
+
+
+def rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, _I)
+
+
+_WORD_NUMBERS: Final[dict[str, float]] = dict(
+    zero=0, one=1, two=2, three=3, four=4, five=5, six=6, seven=7, eight=8, nine=9, ten=10, eleven=11, twelve=12
+)
+# A number as people type it: 3, +3, -0.5, .5, 1e6, 1,000, $1,000, 10k, "three". Atomic, so a lookahead after it can
+# never make it give back digits ("10%" is not read as "1" followed by "0%").
+NUM: Final = (
+    r"(?<![\w.,])(?>[+\-−]?\$?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)?(?:\.[0-9]+)?(?<=[0-9])(?:e[+\-]?[0-9]{1,3})?(?:k(?!\w))?"
+    r"|\b(?:" + "|".join(_WORD_NUMBERS) + r")\b)"
+)
+QUOTED: Final = r"(?:(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’|`[^`\n]{1,80}`)"
+VAL: Final = rf"(?:{QUOTED}|[\w&/+]+(?:[.\-][\w&/+]+){{0,8}})"  # a category value: quoted, or one bare token
+_QUOTES: Final = {"'": "'", '"': '"', "“": "”", "‘": "’", "`": "`"}
+
+
+def to_number(raw: str) -> float | None:
+    """The value of a NUM match; None when it is not a finite number."""
+    text = raw.strip().lower().replace("−", "-").replace("$", "").replace(",", "")
+    factor = 1000.0 if text.endswith("k") else 1.0
+    text = text.removesuffix("k")
+    sign = -1.0 if text.startswith("-") else 1.0
+    if text.lstrip("+-") in _WORD_NUMBERS:
+        return sign * _WORD_NUMBERS[text.lstrip("+-")]
+    try:
+        value = float(text) * factor
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def is_quoted(raw: str) -> bool:
+    return len(raw) >= 2 and _QUOTES.get(raw[0]) == raw[-1]
+
+
+def unquote(raw: str) -> str:
+    raw = raw.strip()
+    return raw[1:-1] if is_quoted(raw) else raw
+
+
+# --- subjects -------------------------------------------------------------------------------------------------
+_PART: Final = r"[A-Za-z_]\w*(?:-\w+)*"
+DOTTED: Final = rf"(?<![\w.]){_PART}(?:\.{_PART})+"
+DOTTED_RX: Final = rx(DOTTED)
+FIELD_IN_DATASET: Final = rx(
+    rf"(?<![\w.])({_PART})\s+(?:(?:field|column)\s+)?(?:in|of|from)\s+(?:the\s+)?(?:(?:table|dataset)\s+)?({DOTTED})"
+)
+BACKTICKED: Final = re.compile(r"`([^`\n]{1,200})`")
+SNAKE: Final = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w])")
+# Zero-width after the keyword, so "shift on hour" can try "on hour" after "shift on" failed.
+AFTER_KEYWORD: Final = rx(
+    r"\b(?:on|of|for|in|uses?|using|owns|consumes?|reads?|about|if|when|round(?:ing)?|clip(?:ping)?|capping|"
+    r"scal(?:e|ing)|shift(?:ing)?|negating|shuffl(?:e|ing)|renam(?:e|ing))\s+"
+    rf"(?=(?:the\s+)?(?:(?:field|column|model|dataset|table|feature)\s+)?({_PART}))"
+)
+STOPWORDS: Final = frozenset(
+    """a an the this that these those it its them they their there here my our your me you us we i he she is are
+    was were be been being am do does did has have had will would shall should can could may might must if then
+    than else when what which who whom whose how why where all any some every each none no not nothing both either
+    values value rows row records record data entries entry nulls null missing empty cents cent dollars dollar
+    thousands millions percent percentage instead whole integers integer half quarter third models model field
+    fields column columns table tables dataset datasets schema production prod change changes case example owner
+    owners ownership dependents dependencies consumers users downstream upstream lineage impact status verdict
+    verdicts result results report latest last recent provenance to of in on for from by with at as into about
+    and or but so just also only more most less many other another same such new old unseen unknown category
+    categories type types units unit hours minutes seconds days sent send switch switches renamed rename rounded
+    rounding shift shifted noise jitter shuffle shuffled constant default negative sign time zone timezone utc
+    everything anything something use uses used using please thanks hi hello hey help appears gets comes added
+    introduced shows called named like whole nearest decimals decimal place places appear appearing arrive arrives
+    occur occurs show start starts begin begins emerge emerges""".split()
+)
+
+# --- route ----------------------------------------------------------------------------------------------------
+HELP_ONLY: Final = rx(
+    r"\W*(?:(?:hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening))(?:\s+there)?|help(?:\s+me)?"
+    r"|what\s+(?:can|do)\s+you\s+do|who\s+are\s+you|what\s+are\s+you|how\s+does\s+(?:this|it)\s+work|usage|menu"
+    r"|commands|start|thanks?(?:\s+you)?)\W*"
+)
+HELP_LOOSE: Final = rx(r"\b(?:what\s+(?:can|do)\s+you\s+do|how\s+do\s+i\s+use|what\s+are\s+you\s+for|help)\b")
+ASSESS_STRONG: Final = rx(
+    r"\bwhat\s+if\b|\bwhat\s+(?:happens|would\s+happen|will\s+happen|breaks|would\s+break|will\s+break|changes|"
+    r"is\s+the\s+(?:impact|effect))\b[^?!]{0,200}?\bif\b"
+    r"|\b(?:break|breaks|hurt|hurts|degrade|degrades|affect|affected)\b[^?!]{0,200}?\bif\b"
+    r"|\bis\s+it\s+safe\s+to\b|\bcan\s+we\s+safely\b"
+    r"|^\W*(?:(?:please|pls|can\s+you|could\s+you|let'?s|let\s+us|i\s+want\s+to|i'?d\s+like\s+to)\s+)?"
+    r"(?:simulate|assess|test|evaluate|try)\b"
+)
+VERDICT: Final = rx(
+    r"\bverdicts?\b|\bimpact\s+doc(?:ument)?s?\b|\bprovenance\s+(?:status|results?|reports?)\b"
+    r"|\b(?:latest|last|most\s+recent|recent|current|previous)\s+(?:\w+\s+){0,3}?(?:status|results?|assessments?|"
+    r"reports?|evidence|runs?|decisions?|outcomes?|checks?)\b"
+    r"|\b(?:did|has|does)\s+(?:\S+\s+){0,4}?(?:pass|passed|fail|failed)\b|\b(?:status|results?)\s+(?:of|for)\b"
+)
+OWNERS: Final = rx(
+    r"\bwho\s+(?:owns|is\s+(?:the\s+)?owner|are\s+the\s+owners|is\s+responsible\s+for|maintains|looks\s+after)\b"
+    r"|\bowner(?:s|ship)?\b|\bowned\s+by\b|\bwho\s+(?:should\s+i|do\s+i)\s+(?:ask|contact|talk\s+to)\b"
+)
+CHANGE_HINT: Final = rx(
+    r"\b(?:cents?|dollars?|thousands|millions|kilo\w*|grams?|centimet\w*|milli\w*|percent(?:age)?s?|nulls?|"
+    r"missing|renam\w*|unseen|shift\w*|time-?\s?zones?|utc|round\w*|clip\w*|capped|floored|clamp\w*|noise|noisy|"
+    r"jitter\w*|negat\w*|shuffl\w*|misalign\w*|constant|scaled?|multipl\w*|divided|doubled?|halved?|tripled?|"
+    r"instead\s+of|switch\w*|becomes?|increased?|decreased?|off\s+by|truncat\w*)\b|%|→|->"
+)
+DEPENDENTS: Final = rx(
+    r"\bdepend\w*|\bdownstream\b|\bimpact\w*|\bconsum\w*|\blineage\b|\bused\s+by\b|\brel(?:y|ies)\s+on\b"
+    r"|\b(?:who|what)\s+uses\b|\bblast\s+radius\b|\baffected\b|\b(?:readers?|users?)\s+of\b"
+    r"|\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:models?|dashboards?|jobs?|pipelines?|features?|assets?|services?|"
+    r"things)\b[^?]{0,200}?\b(?:use|uses|using|read|reads|need|needs|touch|touches|rel(?:y|ies)\s+on)\b"
+)
+TRIGGER_PREFIX: Final = rx(
+    r"^\W*(?:(?:so|ok|okay|hey|please|pls|and|now)\W+){0,3}(?:what\s+(?:happens|would\s+happen|will\s+happen|breaks|"
+    r"would\s+break|will\s+break|changes|is\s+the\s+(?:impact|effect))(?:\s+to\s+\S+)?\s+if|what\s+if"
+    r"|what\s+is\s+the\s+(?:impact|effect)\s+of|is\s+it\s+safe\s+to|can\s+we\s+safely|(?:(?:can|could)\s+you\s+|let'?s\s+|i\s+want\s+to\s+)?"
+    r"(?:simulate|assess|test|evaluate|try))\b[\s,:;.!?-]*"
+)
+LEAD_RESIDUE: Final = rx(
+    r"^(?:(?:the|its)\s+|(?:field|column)\s+|(?:is|are|was|were|gets|get|got|will\s+be|would\s+be|"
+    r"were\s+to\s+be|is\s+being|are\s+being)\s+)"
+)
+TRAIL_RESIDUE: Final = rx(r"[\s?!.,;:]*(?:\b(?:in|on|of|for|from|at|the|field|column|table|dataset))?[\s?!.,;:]*$")
+QUOTED_RX: Final = rx(QUOTED)
+IF_CLAUSE: Final = rx(r"\b(?:if|when|once)\b")
+EMPTY_QUOTES: Final = re.compile(r"(['\"`“‘])\s*(['\"`”’])")
