@@ -1,0 +1,1 @@
+"""The `provenance` subcommands, grouped by concern; `agent/cli.py` parses and dispatches."""

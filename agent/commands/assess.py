@@ -1,0 +1,62 @@
+"""`provenance assess`: one change, every affected production model, evidence only."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+
+from agent.exit_codes import EXIT_CODES
+from agent.pipeline import AssessmentResult, assess_change
+from agent.render import render_result
+from policies.engine import load_policy
+from tools.catalog.connection import open_catalog
+from tools.evidence.schema import ChangeRequest, PlanRecord
+from tools.experiment.mutations import PlanError, parse_mutation
+from tools.settings import ProvenanceSettings
+
+
+def parse_params(pairs: list[str]) -> dict[str, object]:
+    """`--param k=v`: v is JSON when it parses (numbers, objects), else a plain string."""
+    params: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise PlanError(f"--param expects key=value, got {pair!r} (e.g. --param factor=100)")
+        try:
+            params[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key.strip()] = value
+    return params
+
+
+async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
+    mutation = parse_mutation(args.op, parse_params(args.param), fraction=args.fraction, seed=args.seed)
+    policy = load_policy(args.policy)
+    request = ChangeRequest(
+        dataset_urn=args.dataset,
+        field=args.field,
+        op=mutation.op,
+        params=mutation.model_dump(exclude={"op", "fraction", "seed"}),
+        fraction=mutation.fraction,
+        seed=mutation.seed,
+    )
+    plan = PlanRecord(
+        planner="cli",
+        mutation=mutation.model_dump(mode="json"),
+        description=mutation.describe(args.field),
+        rationale="given on the command line",
+    )
+    async with open_catalog(settings) as catalog:
+        return await assess_change(settings, catalog, request, plan, mutation, policy)
+
+
+def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    if not args.no_publish:
+        raise PlanError("assess needs --no-publish here; use `provenance ask` to assess and publish with approval")
+    result = asyncio.run(_assess(settings, args))
+    if args.json:
+        print(json.dumps(result.summary(), indent=2, default=str))
+    else:
+        print(render_result(result))
+    return EXIT_CODES[result.evidence.verdict]

@@ -1,0 +1,122 @@
+"""Catalog commands: seed, serve the embedded catalog, lineage, and the demo walkthrough."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+from threading import Event
+
+from agent.context import CatalogHandle
+from agent.conversation import open_session
+from agent.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
+from agent.state import ApprovalDecision
+from seed.seeding import seed_demo
+from tools.catalog.connection import open_catalog
+from tools.catalog.datahub import CatalogReader
+from tools.catalog.discovery import Discoverer, Discovery
+from tools.catalog.render import render_discovery
+from tools.catalog.session import CatalogError
+from tools.embedded.server import start_embedded_catalog
+from tools.settings import ProvenanceSettings
+
+
+def _cmd_seed(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
+    result = seed_demo(settings)
+    print(f"Seeded {result.mcps} aspects into the {result.catalog} in {result.seconds:.1f} s")
+    for model in result.artifacts.models.values():
+        digest = model.artifact_sha256[:12]
+        print(f"  {model.name}: {model.artifact_path} (sha256 {digest}…, eval AUC {model.eval_auc:.3f})")
+    print(f"  evaluation data: {result.artifacts.eval_data_path}")
+    return EXIT_OK
+
+
+def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    running = start_embedded_catalog(settings.lite_db, port=args.port, token=args.token)
+    print(f"Embedded DataHub serving {settings.lite_db}", flush=True)
+    print(f"  DATAHUB_GMS_URL={running.url}\n  DATAHUB_GMS_TOKEN={running.token}", flush=True)
+    print("Stop with Ctrl-C.", flush=True)
+    stop = Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        running.stop()
+    return EXIT_OK
+
+
+async def discover(settings: ProvenanceSettings, dataset: str, field: str) -> tuple[Discovery, float]:
+    async with open_catalog(settings) as catalog:
+        found = await Discoverer(CatalogReader(catalog.session)).discover(dataset, field)
+        return found, catalog.startup_seconds
+
+
+def _cmd_lineage(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    found, startup = asyncio.run(discover(settings, args.dataset, args.field))
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    **found.model_dump(mode="json", exclude={"dataset": {"raw"}}),
+                    "catalog_startup_seconds": round(startup, 3),
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(render_discovery(found))
+        print(f"catalog start (endpoint + MCP server): {startup:.2f} s")
+    return EXIT_OK
+
+
+def _cmd_demo(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    from seed.catalog import FRAUD_MODEL_URN, KAFKA_TOPIC_URN, POSTGRES_TABLE_URN
+
+    print("== 1. Seed the demo catalog (DataHub Lite behind the embedded endpoint) and the demo models", flush=True)
+    _cmd_seed(settings, args)
+    for step, dataset in (("2", POSTGRES_TABLE_URN), ("3", KAFKA_TOPIC_URN)):
+        print(f"\n== {step}. Which models depend on {dataset} amount?", flush=True)
+        found, startup = asyncio.run(discover(settings, dataset, "amount"))
+        print(render_discovery(found))
+    print(f"\n== 4. Ask: {DEMO_QUESTION}", flush=True)
+    print("   (the demo approves publication itself; `provenance ask` asks you on a terminal)", flush=True)
+    code = asyncio.run(_demo_conversation(settings))
+    print("\n== 5. What the catalog now says about the model", flush=True)
+    asyncio.run(_demo_check(settings, FRAUD_MODEL_URN))
+    print(f"\nDone. Runs: {settings.home / 'runs'}  |  catalog: {settings.lite_db}", flush=True)
+    return EXIT_OK if code == EXIT_CODES["BLOCK"] else EXIT_FAILURE
+
+
+DEMO_QUESTION = "What happens if payments.transactions.amount is sent in cents instead of dollars?"
+
+
+async def _demo_conversation(settings: ProvenanceSettings) -> int:
+    from agent.llm import chat_model_from_env
+
+    async with open_session(settings, model=chat_model_from_env()) as session:
+        turn = await session.ask(DEMO_QUESTION)
+        if turn.pending is None:
+            print(turn.answer)
+            return EXIT_FAILURE
+        print(f"Approval requested for run {turn.pending.run_id} (verdict {turn.pending.verdict}):")
+        for write in turn.pending.writes:
+            print(f"  - {write}")
+        turn = await session.decide(turn.thread_id, ApprovalDecision(decision="approve", by="demo"))
+        print(turn.answer)
+        catalog = session.context.handle.opened
+        if catalog is not None:
+            print(f"MCP calls this conversation: {len(catalog.session.calls)}")
+        return EXIT_CODES[str(turn.values["verdict"])]
+
+
+async def _demo_check(settings: ProvenanceSettings, model_urn: str) -> None:
+    async with CatalogHandle(settings) as handle:
+        entity = await (await handle.reader()).get_entity(model_urn)
+    if entity is None:
+        raise CatalogError(f"{model_urn} vanished from the catalog")
+    print(f"{entity.name} tags: {', '.join(entity.tags) or 'none'}")
+    for doc in entity.raw.get("relatedDocuments", {}).get("documents", []):
+        print(f"  linked document: {(doc.get('info') or {}).get('title')} ({doc['urn']})")

@@ -1,0 +1,102 @@
+"""Conversation commands: ask, resume a pending approval, list runs, (re)publish a run."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import sys
+
+from agent.context import AgentContext, CatalogHandle
+from agent.conversation import open_session
+from agent.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
+from agent.nodes.approval import publish_run
+from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
+from tools.evidence.store import EvidenceError, list_run_ids, read_evidence
+from tools.experiment.mutations import PlanError
+from tools.settings import ProvenanceSettings
+
+
+def _decision(args: argparse.Namespace) -> ApprovalDecision | None:
+    if getattr(args, "approve", False):
+        return ApprovalDecision(decision="approve", by=f"cli:{getpass.getuser()}")
+    if getattr(args, "reject", False):
+        return ApprovalDecision(decision="reject", by=f"cli:{getpass.getuser()}")
+    return None
+
+
+def _ask_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
+    print(f"\nApproval needed for run {request.run_id} (verdict {request.verdict}). Approving writes:")
+    for write in request.writes:
+        print(f"  - {write}")
+    answer = input("Publish to DataHub? [y/N] ").strip().lower()
+    return ApprovalDecision(decision="approve" if answer in ("y", "yes") else "reject", by=f"tty:{getpass.getuser()}")
+
+
+async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, question: str | None) -> int:
+    from agent.llm import chat_model_from_env
+
+    async with open_session(settings, model=chat_model_from_env()) as session:
+        if question is not None:
+            mode: PublishMode = "no_publish" if args.no_publish else "ask"
+            turn = await session.ask(question, thread_id=args.thread, mode=mode)
+        else:
+            decision = _decision(args)
+            if decision is None:
+                raise PlanError("resume needs --approve or --reject")
+            turn = await session.decide(args.thread, decision)
+        while turn.pending is not None:
+            decision = _decision(args)
+            if decision is None and sys.stdin.isatty():
+                decision = _ask_on_terminal(turn.pending)
+            if decision is None:
+                print(turn.answer or f"Verdict {turn.pending.verdict}; evidence {turn.pending.report}")
+                print(f"Approval pending. Resume with: provenance resume {turn.thread_id} --approve|--reject")
+                return EXIT_CODES[str(turn.pending.verdict)]
+            turn = await session.decide(turn.thread_id, decision)
+        print(turn.answer)
+        verdict, failures = turn.values.get("verdict"), turn.values.get("failures") or []
+        if verdict and turn.values.get("run_id"):
+            return EXIT_CODES[str(verdict)]
+        if failures:
+            return EXIT_BAD_INPUT if any(f.kind == "input" for f in failures) else EXIT_FAILURE
+        return EXIT_OK
+
+
+def _cmd_ask(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    return asyncio.run(_converse(settings, args, args.question))
+
+
+def _cmd_resume(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    return asyncio.run(_converse(settings, args, None))
+
+
+def _cmd_runs(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
+    ids = list_run_ids(settings.home)
+    if not ids:
+        print(f"No runs under {settings.home / 'runs'} yet.")
+    for run_id in ids:
+        try:
+            ev = read_evidence(settings.home, run_id)
+        except EvidenceError as exc:
+            print(f"{run_id}  unreadable: {exc}")
+            continue
+        target = f"{ev.request.dataset_urn.split(',')[1] if ',' in ev.request.dataset_urn else '?'}.{ev.request.field}"
+        print(f"{run_id}  {ev.verdict:<10} {ev.request.op:<16} {target:<45} publication: {ev.publication.status}")
+    return EXIT_OK
+
+
+async def _publish(settings: ProvenanceSettings, run_id: str) -> int:
+    evidence = read_evidence(settings.home, run_id)
+    if evidence.publication.status == "rejected":
+        raise PlanError(f"run {run_id} was rejected by {evidence.publication.decided_by}; it will not be published")
+    async with CatalogHandle(settings) as handle:
+        record = await publish_run(
+            AgentContext(settings=settings, catalog=handle), run_id, decided_by=f"cli:{getpass.getuser()}"
+        )
+    print(f"Publication of {run_id}: {record.status} — {record.message}")
+    return EXIT_OK if record.status == "published" else EXIT_FAILURE
+
+
+def _cmd_publish(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    return asyncio.run(_publish(settings, args.run_id))
