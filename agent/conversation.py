@@ -7,7 +7,7 @@ the pending approval, so another process can resume the same thread later.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, cast
@@ -22,6 +22,9 @@ from agent.context import AgentContext, CatalogHandle
 from agent.graph import build_graph
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
 from tools.settings import ProvenanceSettings
+
+UpdateHook = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""Called with (node name, the node's state update) as each node finishes; the chat shows them as steps."""
 
 
 @dataclass
@@ -50,6 +53,21 @@ class Session:
             pending = ApprovalRequest.model_validate(state.interrupts[0].value)
         return TurnResult(thread_id, dict(state.values) if state.values else values, pending)
 
+    async def _run(
+        self, graph_input: Any, thread_id: str, callbacks: list[Any] | None, on_update: UpdateHook | None
+    ) -> TurnResult:
+        """Run until the graph ends or interrupts; report each node's update to `on_update` as it happens."""
+        async for chunk in self.graph.astream(
+            graph_input, self.config(thread_id, callbacks), stream_mode="updates", subgraphs=True
+        ):
+            namespace, updates = cast(tuple[tuple[str, ...], dict[str, Any]], chunk)
+            if on_update is None:
+                continue
+            for node, update in updates.items():
+                if node != "__interrupt__":
+                    await on_update(node if not namespace else f"experiment.{node}", update or {})
+        return await self._result(thread_id, {})
+
     async def ask(
         self,
         question: str,
@@ -57,26 +75,25 @@ class Session:
         thread_id: str | None = None,
         mode: PublishMode = "ask",
         callbacks: list[Any] | None = None,
+        on_update: UpdateHook | None = None,
     ) -> TurnResult:
         thread_id = thread_id or f"cli-{uuid.uuid4().hex[:12]}"
-        values = await self.graph.ainvoke(
-            {"messages": [HumanMessage(question)], "publish_mode": mode},
-            {**self.config(thread_id), "callbacks": callbacks or []},
-        )
-        return await self._result(thread_id, values)
+        graph_input = {"messages": [HumanMessage(question)], "publish_mode": mode}
+        return await self._run(graph_input, thread_id, callbacks, on_update)
 
     async def pending(self, thread_id: str) -> ApprovalRequest | None:
         return (await self._result(thread_id, {})).pending
 
     async def decide(
-        self, thread_id: str, decision: ApprovalDecision, callbacks: list[Any] | None = None
+        self,
+        thread_id: str,
+        decision: ApprovalDecision,
+        callbacks: list[Any] | None = None,
+        on_update: UpdateHook | None = None,
     ) -> TurnResult:
         if await self.pending(thread_id) is None:
             raise ValueError(f"thread {thread_id} has no pending approval; `provenance runs` lists runs")
-        values = await self.graph.ainvoke(
-            Command(resume=decision.model_dump()), {**self.config(thread_id), "callbacks": callbacks or []}
-        )
-        return await self._result(thread_id, values)
+        return await self._run(Command(resume=decision.model_dump()), thread_id, callbacks, on_update)
 
 
 @asynccontextmanager

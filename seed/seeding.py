@@ -32,8 +32,12 @@ def _binding(artifact: ModelArtifact, artifacts: DemoArtifacts, base: Path | Non
         # folder can be moved or shared as a whole.
         return os.path.relpath(path, base) if base is not None else str(path.resolve())
 
-    return ModelBinding(artifact_uri=where(artifact.artifact_path), artifact_sha256=artifact.artifact_sha256,
-                        eval_data_uri=where(artifacts.eval_data_path), label_column=label)
+    return ModelBinding(
+        artifact_uri=where(artifact.artifact_path),
+        artifact_sha256=artifact.artifact_sha256,
+        eval_data_uri=where(artifacts.eval_data_path),
+        label_column=label,
+    )
 
 
 def seed_demo(settings: ProvenanceSettings) -> SeedResult:
