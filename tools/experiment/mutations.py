@@ -166,7 +166,7 @@ class CategoryRemap(_Op):
             )
 
     def _categorical(self, values: np.ndarray) -> np.ndarray:
-        positions = pd.Index(list(self.mapping)).get_indexer(values)
+        positions = pd.Index(list(self.mapping)).get_indexer(pd.Index(values))
         hit = positions >= 0
         out = values.copy()
         out[hit] = np.asarray(list(self.mapping.values()), dtype=object)[positions[hit]]
@@ -382,7 +382,7 @@ def _apply_numeric(column: pd.Series, mutation: _Op, rows: np.ndarray | slice, r
     keep_int = pd.api.types.is_integer_dtype(dtype) and mutation.keeps_integers() and _fits_integer(out, dtype)
     result: object = out
     if keep_int or pd.api.types.is_float_dtype(dtype):
-        result = pd.array(out, dtype=dtype) if is_ext else out.astype(dtype, copy=False)
+        result = pd.array(out, dtype=dtype) if is_ext else out.astype(dtype, copy=False)  # type: ignore[call-overload,arg-type]
     elif is_ext:  # nullable integer column that became float: stay nullable
         result = pd.array(out, dtype="Float64")
     return pd.Series(result, index=column.index, name=column.name, copy=False)
@@ -407,5 +407,5 @@ def _apply_categorical(column: pd.Series, mutation: _Op, rows: np.ndarray | slic
         added = pd.Index(pd.unique(values[rows])).dropna().difference(dtype.categories, sort=False)
         result = pd.Categorical(values, categories=dtype.categories.append(added), ordered=dtype.ordered)
     elif dtype != np.dtype(object):
-        result = pd.array(values, dtype=dtype)
+        result = pd.array(values, dtype=dtype)  # type: ignore[call-overload,arg-type]
     return pd.Series(result, index=column.index, name=column.name, copy=False)
