@@ -12,7 +12,9 @@ policy judges the failure rate on its own (any failure is at least a WARNING).
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -87,6 +89,25 @@ def _midranks_sorted(values: np.ndarray) -> np.ndarray:
     return np.repeat((starts + 1 + ends) / 2.0, ends - starts)
 
 
+_COMPONENT_CACHE: OrderedDict[bytes, tuple[float, np.ndarray, np.ndarray]] = OrderedDict()
+_COMPONENT_CACHE_SIZE = 4
+
+
+def _cached_components(y: np.ndarray, scores: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Structural components, memoised by content: every assessment of a model pairs against the same
+    baseline, so its sort (the costliest step of DeLong) is done once per baseline, not once per mutation."""
+    key = hashlib.blake2b(y.tobytes() + scores.tobytes(), digest_size=16).digest()
+    hit = _COMPONENT_CACHE.get(key)
+    if hit is None:
+        hit = _structural_components(y, scores)
+        _COMPONENT_CACHE[key] = hit
+        if len(_COMPONENT_CACHE) > _COMPONENT_CACHE_SIZE:
+            _COMPONENT_CACHE.popitem(last=False)
+    else:
+        _COMPONENT_CACHE.move_to_end(key)
+    return hit
+
+
 def _structural_components(y: np.ndarray, scores: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """AUC and DeLong's placement values V10 (per positive) and V01 (per negative), in input row order.
 
@@ -134,7 +155,7 @@ def delong_paired(
         )
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("scores must be finite; drop failed rows first")
-    auc_a, v10_a, v01_a = _structural_components(y, a)
+    auc_a, v10_a, v01_a = _cached_components(y, a)
     auc_b, v10_b, v01_b = _structural_components(y, b)
     # Variance of the difference of two correlated AUCs: var(V_b - V_a) per class over that class's count.
     var = np.var(v10_b - v10_a, ddof=1) / m + np.var(v01_b - v01_a, ddof=1) / (len(y) - m)

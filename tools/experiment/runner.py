@@ -21,7 +21,7 @@ import pandas as pd
 
 from tools.experiment.mutations import Mutation, apply_mutation, check_compatible
 
-DEFAULT_CHUNK_ROWS = 200_000
+DEFAULT_CHUNK_ROWS = 20_000  # bounds peak memory to a small multiple of one chunk's transform
 # Upper bound on predict calls spent isolating failing rows; beyond it the remaining suspect rows are
 # counted as failed together and the evidence says so.
 ISOLATION_CALL_BUDGET = 4_000
@@ -131,6 +131,19 @@ def score_frame(
 
     for start in range(0, n, chunk_rows):
         stop = min(start + chunk_rows, n)
+        if missing is not None and missing[start:stop].any():
+            # Rows whose new value is missing are the likely failures: score the others in one call first
+            # instead of spending a whole-chunk call that is bound to fail.
+            rows = np.arange(start, stop)
+            present = rows[~missing[start:stop]]
+            if len(present) and try_rows(present) is not None:
+                if suspects is not None:
+                    isolate(present[~suspects[present]])
+                    isolate(present[suspects[present]])
+                else:
+                    isolate(present)
+            isolate_missing(rows[missing[start:stop]])
+            continue
         try:
             scores[start:stop] = scorer(frame.iloc[start:stop])
         except Exception:  # narrowed down below
