@@ -11,6 +11,20 @@ from typing import Final
 
 from agent.planning.phrases import DOTTED, NUM, QUOTED, VAL, rx
 
+# --- plan: what a refusal says ------------------------------------------------------------------------------
+CAN_TEST: Final = (
+    "Provenance tests value-level changes to one field. It can test: unit or scale changes (dollars → cents, in "
+    "thousands, multiplied by 10), nulls (5% nulls), renamed or new categories ('grocery' renamed to 'groceries', "
+    "a new category 'crypto'), shifts and time-zone shifts (shifted by +5, UTC → CET on an hour field), rounding "
+    "(to whole dollars), clipping (capped at 1000), noise (jitter ±5%), sign flips (refunds as negative), shuffling "
+    '(a misaligned join) and constant values (all values set to 0). For example: "what happens if amount is sent '
+    'in cents instead of dollars?"'
+)
+STRUCTURAL_REFUSAL: Final = (
+    "Renaming, dropping, retyping, encrypting or masking a column or table is a schema change, not a change to the "
+    'values of one field, so it cannot be simulated by mutating data; ask "what depends on …?" to see who reads it. '
+)
+
 # --- plan: guards -----------------------------------------------------------------------------------------------
 URN_OR_DOTTED: Final = rx(rf"({QUOTED})|urn:li:\S+|{DOTTED}")  # identifiers are masked; quoted values are kept
 IMPUTE: Final = rx(
@@ -23,7 +37,8 @@ STRUCTURAL: Final = rx(
     r"|\b(?:rename|drop|delete|remove|split)\s+(?:the\s+)?(?:\w+\s+)?(?:column|field|table|dataset|schema)\b"
     r"|\bencrypt\w*|\bhash(?:ed|ing)?\b|\btokeni[sz]\w*|\bmask(?:ed|ing)\b|\banonymi[sz]\w*|\bpartition\w*"
     r"|\b(?:data\s+)?type\s+(?:change|changes|changed)|\bchanges?\s+(?:its\s+|the\s+)?(?:data\s+)?type\b"
-    r"|\b(?:cast\s+to|sent\s+as|stored\s+as|encoded\s+as)\s+(?:an?\s+)?(?:string|varchar|text|json|bytes)\b|\b(?:table|column|field)\s+(?:goes\s+away|disappears)"
+    r"|\b(?:cast\s+to|sent\s+as|stored\s+as|encoded\s+as)\s+(?:an?\s+)?(?:string|varchar|text|json|bytes)\b"
+    r"|\b(?:table|column|field)\s+(?:goes\s+away|disappears)|\b(?:is|are|gets?)\s+(?:dropped|deleted|removed)\b"
 )
 # Conversions one operator cannot express without facts Provenance does not have (a rate, an affine formula).
 TEMPERATURE: Final = rx(r"\b(?:celsius|fahrenheit|kelvin|°[cf])\b")
@@ -46,8 +61,10 @@ RENAME_KW: Final = rx(r"\b(?:renam\w*|relabel\w*|recod\w*|re-?mapp?\w*|mapped)\b
 _ARROW: Final = r"(?:→|->|=>|⇒|\bbecomes?\b)"
 PAIR: Final = rx(
     rf"({VAL})\s*(?:(?:is|are|was|were|gets?|will\s+be|would\s+be)\s+)?(?:(?:renamed|changed|mapped|relabell?ed|"
-    rf"recoded|sent|spelled|written)\s+)?({_ARROW}|\bto\b|\binto\b|\bas\b)\s*({VAL})"
+    rf"recoded|sent|spelled|misspelled|mistyped|written|abbreviated|shortened|encoded|reported|logged)\s+)?"
+    rf"({_ARROW}|\bto\b|\binto\b|\bas\b)\s*({VAL})"
 )
+FROM_TO: Final = rx(rf"\bfrom\s+({VAL})\s+(?:to|into|→|->)\s+({VAL})")  # on a category field: a rename
 ARROW: Final = rx(_ARROW)
 MERGE: Final = rx(
     rf"({VAL}(?:\s*(?:,|\band\b|&)\s*{VAL}){{1,20}})\s+(?:are\s+|get\s+|were\s+)?(?:merged|combined|collapsed|"
@@ -84,6 +101,7 @@ UNITS: Final[dict[str, tuple[str, str, float]]] = {
     "minutes": (r"minutes?|mins?", "time", 1 / 60),
     "hours": (r"hours?|hrs?|h", "time", 1 / 3600),
     "days": (r"days?", "time", 1 / 86400),
+    "weeks": (r"weeks?", "time", 1 / 604800),
     "percent": (r"percent(?:age)?s?|%|0-100", "ratio", 100.0),
     "fraction": (r"fractions?|ratios?|proportions?|0-1", "ratio", 1.0),
 }
@@ -91,13 +109,14 @@ UNITS: Final[dict[str, tuple[str, str, float]]] = {
 DEFAULT_SOURCE: Final = dict(
     cents="dollars", dollars="cents", thousands="dollars", millions="dollars", milliseconds="seconds",
     seconds="milliseconds", grams="kilograms", kilograms="grams", centimeters="meters", meters="centimeters",
-    percent="fraction", fraction="percent",
+    percent="fraction", fraction="percent", weeks="days",
 )  # fmt: skip
 UNIT: Final = r"(?<![\w$%])(?:" + "|".join(p for p, _, _ in UNITS.values()) + r")(?![\w%])"
 # Target-only phrasings skip the one-letter symbols ("in s", "as g" are rarely units).
 _TARGET: Final = (
     r"cents?|dollars?|usd|thousands?(?:\s+of\s+dollars)?|\$?k|millions?|milli(?:second)?s|msecs?|ms|seconds?|secs?"
-    r"|grams?|kilo(?:gram)?s?|kgs?|centimet(?:er|re)s?|cm|met(?:er|re)s?|percent(?:age)?s?|fractions?|ratios?|proportions?"
+    r"|weeks?|grams?|kilo(?:gram)?s?|kgs?|centimet(?:er|re)s?|cm|met(?:er|re)s?"
+    r"|percent(?:age)?s?|fractions?|ratios?|proportions?"
 )
 CONVERSIONS: Final = (
     (rx(rf"\bfrom\s+(?:an?\s+)?({UNIT})\s+(?:to|into|→|->)\s+(?:an?\s+)?({UNIT})"), False),
@@ -122,6 +141,8 @@ SCALE: Final = (
     (rx(rf"\bdivided\s+by\s+({NUM})"), "inverse"),
     (rx(rf"\b{_UP}\s+by\s+({NUM})\s*(?:%|percent)"), "up"),
     (rx(rf"\b{_DOWN}\s+by\s+({NUM})\s*(?:%|percent)"), "down"),
+    (rx(rf"({NUM})\s*(?:%|percent)\s+(?:higher|larger|bigger|greater|more|up)\b"), "up"),
+    (rx(rf"({NUM})\s*(?:%|percent)\s+(?:lower|smaller|less|down)\b"), "down"),
     (rx(rf"({NUM})\s*(?:→|->|=>|⇒|\bbecomes\b|\bturns\s+into\b)\s*({NUM})\s*%?"), "ratio"),  # "0.5 → 50%": 100
 )
 SCALE_WORDS: Final = ((rx(r"\bdoubl\w*"), 2.0), (rx(r"\btripl\w*"), 3.0), (rx(r"\bquadrupl\w*"), 4.0),
@@ -164,7 +185,7 @@ SHIFT_UP: Final = rx(
 SHIFT_SIGNED: Final = rx(rf"(?<!\w)({NUM})\s*(?:offset|shift|bias)\b")
 ROUND_KW: Final = rx(
     r"\bround\w*|\btruncat\w*\s+to\s+(?:an?\s+)?(?:integers?|ints?|whole)|\bcast\s+(?:to|as)\s+(?:an?\s+)?int\w*"
-    r"|\bas\s+(?:whole\s+numbers|integers)\b"
+    rf"|\bas\s+(?:whole\s+numbers|integers)\b|\bprecision\b|{NUM}\s*decimal(?:\s+places?)?s?\b"
 )
 TRUNCATE: Final = rx(r"\btruncat\w*|\bcast\b")
 ROUND_DECIMALS: Final = rx(
@@ -181,8 +202,9 @@ CLIP_BOTH: Final = rx(
     rf"(?:,|\band\b|\bto\b|-|–|\.\.)\s*({NUM})"
 )
 CLIP_UPPER: Final = rx(
-    r"\b(?:capp?ed|clipp?ed|clamped|truncated|limited|ceiling(?:ed)?|maxed(?:\s+out)?|topped\s+out|saturat\w*|cap)\s+"
-    rf"(?:at|to)\s+(?:an?\s+)?(?:max(?:imum)?\s+(?:of\s+)?|ceiling\s+of\s+)?({NUM})"
+    r"\b(?:cap(?:ped|s)?|clip(?:ped|s)?|clamp(?:ed|s)?|truncat(?:e|ed|es)|limit(?:ed|s)?|ceiling(?:ed)?|"
+    r"maxed(?:\s+out)?|topped\s+out|saturat\w*)\s+(?:[A-Za-z_]\w*\s+)?(?:at|to)\s+(?:an?\s+)?"
+    rf"(?:max(?:imum)?\s+(?:of\s+)?|ceiling\s+of\s+)?({NUM})"
     r"|\b(?:at\s+most|no\s+more\s+than|not\s+(?:more|higher|greater)\s+than|never\s+(?:above|exceeds?|more\s+than)|"
     rf"max(?:imum)?\s+(?:of\s+)?|upper\s+(?:bound|limit)\s+(?:of\s+|at\s+)?|ceiling\s+of|cap\s+of)\s*({NUM})"
 )
@@ -196,6 +218,11 @@ NEGATIVES_ZEROED: Final = rx(
     r"replaced|zeroed|capped|truncated)(?:\s+(?:to|at|with|out))?(?:\s+(?:0|zero))?\b"
 )
 NOISE_ABS: Final = rx(r"(?:±|\+/-|\+-)\s*[0-9]")
+ZERO_FLOOR: Final = rx(
+    r"\b(?:clip\w*|clamp\w*|truncat\w*|bound\w*)\s+(?:[A-Za-z_]\w*\s+)?(?:at|to)\s+(?:0|zero)\b"
+    r"(?!\s*(?:-|–|and|to|,))"
+)
+CLIP_KW: Final = rx(r"\b(?:capp?(?:ed)?|clipp?(?:ed)?|clamp(?:ed)?|floor(?:ed)?|saturat\w*)\b")
 BETWEEN: Final = rx(rf"\bbetween\s+({NUM})\s+and\s+({NUM})")
 
 # --- plan: noise, sign, shuffle, constant ----------------------------------------------------------------------------
@@ -222,6 +249,7 @@ CONSTANT_VALUE: Final = rx(
     r"always|constant|default\s+value)\s+(?:(?:to|at|with|as|of|equal\s+to|is|=)\s+)?(?:the\s+(?:value|constant|"
     rf"string|number)\s+)?({NUM}|{VAL})"
 )
+CONSTANT_IS: Final = rx(r"\b(?:is|are|becomes?)\s+(?:all\s+|always\s+|just\s+)?(zero|true|false|0)\b(?![.,]?[0-9%])")
 CONSTANT_KW: Final = rx(
     r"\bconstant\b|\bstuck\b|\bfrozen\b|\bhard-?coded\b|\bdefault\w*|\ball\s+(?:the\s+)?values\s+set\b"
 )

@@ -9,20 +9,9 @@ from typing import Any, NamedTuple
 
 from agent.planning import change_phrases as c
 from agent.planning import phrases as p
+from agent.planning.change_phrases import CAN_TEST, STRUCTURAL_REFUSAL
 from agent.schemas import FieldContext
 
-CAN_TEST = (
-    "Provenance tests value-level changes to one field. It can test: unit or scale changes (dollars → cents, in "
-    "thousands, multiplied by 10), nulls (5% nulls), renamed or new categories ('grocery' renamed to 'groceries', "
-    "a new category 'crypto'), shifts and time-zone shifts (shifted by +5, UTC → CET on an hour field), rounding "
-    "(to whole dollars), clipping (capped at 1000), noise (jitter ±5%), sign flips (refunds as negative), shuffling "
-    '(a misaligned join) and constant values (all values set to 0). For example: "what happens if amount is sent '
-    'in cents instead of dollars?"'
-)
-STRUCTURAL = (
-    "Renaming, dropping, retyping, encrypting or masking a column or table is a schema change, not a change to the "
-    'values of one field, so it cannot be simulated by mutating data; ask "what depends on …?" to see who reads it. '
-)
 UNSEEN = "__unseen__"
 
 
@@ -82,7 +71,7 @@ def remap(text: str, field: FieldContext) -> Outcome:
         key, value = p.unquote(m.group(1)), p.unquote(m.group(3))
         if key.lower() == name:  # "amount renamed to amount_usd" renames the column, not its values
             if renaming:
-                return STRUCTURAL + CAN_TEST
+                return STRUCTURAL_REFUSAL + CAN_TEST
             continue
         quoted = p.is_quoted(m.group(1)) and p.is_quoted(m.group(3))
         plain = key.lower() not in p.STOPWORDS and value.lower() not in p.STOPWORDS
@@ -90,10 +79,16 @@ def remap(text: str, field: FieldContext) -> Outcome:
         arrow = c.ARROW.fullmatch(m.group(2)) is not None
         if key != value and (quoted or (plain and (renaming or (categorical and arrow)))):
             mapping.setdefault(key, value)
+    for m in c.FROM_TO.finditer(text) if categorical else ():
+        key, value = p.unquote(m.group(1)), p.unquote(m.group(2))
+        if key != value and key.lower() not in p.STOPWORDS and value.lower() not in p.STOPWORDS:
+            mapping.setdefault(key, value)
     quoted_values = [p.unquote(q) for q in p.QUOTED_RX.findall(text)]
     if not mapping and renaming and len(quoted_values) == 2 and quoted_values[0] != quoted_values[1]:
         mapping[quoted_values[0]] = quoted_values[1]  # "'a' in the … field is renamed to 'b'"
     if not mapping:
+        if renaming and not c.STRUCTURAL.search(text):  # a column rename is refused by structural() instead
+            return f"Say which category is renamed to what, e.g. \"'grocery' renamed to 'groceries'\". {CAN_TEST}"
         return None
     pairs = ", ".join(f"{k!r} → {v!r}" for k, v in list(mapping.items())[:3]) + (", …" if len(mapping) > 3 else "")
     return Proposal("category_remap", {"mapping": mapping}, f"renames {pairs} in {field.field}")
@@ -112,7 +107,7 @@ def unseen(text: str, field: FieldContext) -> Outcome:
 
 
 def structural(text: str, field: FieldContext) -> Outcome:
-    return STRUCTURAL + CAN_TEST if c.STRUCTURAL.search(text) else None
+    return STRUCTURAL_REFUSAL + CAN_TEST if c.STRUCTURAL.search(text) else None
 
 
 def rounding(text: str, field: FieldContext) -> Outcome:
@@ -135,8 +130,9 @@ def rounding(text: str, field: FieldContext) -> Outcome:
 
 def _nearest(word: str) -> float | None:
     word = " ".join(word.lower().split())
-    if word.rstrip("s") in c.NEAREST or word in c.NEAREST:
-        return float(c.NEAREST.get(word, c.NEAREST.get(word.rstrip("s"), 0)))
+    for name in (word, word.removesuffix("s")):  # "nearest hundreds"
+        if name in c.NEAREST:
+            return float(c.NEAREST[name])
     value = p.to_number(word)
     if value is None or value <= 0:
         return None
@@ -185,8 +181,9 @@ def _unit(token: str) -> str | None:
 
 
 def _described_unit(field: FieldContext, dimension: str) -> str | None:
-    """The current unit when the description names one ("amount in USD"); one-letter symbols are too ambiguous."""
-    for m in c.UNIT_ANY.finditer(f"{field.description or ''} {field.native_type or ''}"):
+    """The current unit when the field says ("amount in USD", "age_days"); one-letter symbols are too ambiguous."""
+    name = field.field.replace("_", " ")  # account_age_days is in days
+    for m in c.UNIT_ANY.finditer(f"{field.description or ''} {field.native_type or ''} {name}"):
         unit = _unit(m.group()) if len(m.group()) > 1 else None
         if unit and c.UNITS[unit][1] == dimension:
             return unit
@@ -198,12 +195,16 @@ def clip(text: str, field: FieldContext) -> Outcome:
     if m := c.CLIP_BOTH.search(text):
         lower, upper = num(m.group(1)), num(m.group(2))
     else:
-        for m in c.CLIP_UPPER.finditer(text):
+        # "clipped at zero" means no negatives: nobody caps a quantity at 0 from above.
+        floored = c.NEGATIVES_ZEROED.search(text) or c.ZERO_FLOOR.search(text)
+        rest = c.ZERO_FLOOR.sub(" ", text)
+        for m in c.CLIP_UPPER.finditer(rest):
             upper = num(m.group(1) or m.group(2))
-        for m in c.CLIP_LOWER.finditer(text):
+        for m in c.CLIP_LOWER.finditer(rest):
             lower = num(m.group(1) or m.group(2))
-        if c.NEGATIVES_ZEROED.search(text):
-            lower = 0.0
+        lower = 0.0 if floored else lower
+    if lower is None and upper is None and c.CLIP_KW.search(text):
+        return f'Say where {field.field} is clipped, e.g. "capped at 1000" or "floored at 0". {CAN_TEST}'
     return _clip(lower, upper, field)
 
 
@@ -261,10 +262,11 @@ def constant(text: str, field: FieldContext) -> Outcome:
         value = _typed(raw, kind(field))
         if value is None:
             wanted = "true or false" if kind(field) == "boolean" else "a number"
-            return (
-                f"{field.field} is a {field.field_type} field, so a constant must be {wanted}, not {raw!r}. {CAN_TEST}"
-            )
+            typed = f"{field.field} is a {field.field_type} field, so a constant must be {wanted}"
+            return f"{typed}, not {p.unquote(raw)!r}. {CAN_TEST}"
         return Proposal("constant", {"value": value}, f"sets every {field.field} to the constant {value!r}")
+    if is_value := c.CONSTANT_IS.search(text):  # "amount is zero"
+        return constant(f"set to {is_value.group(1)}", field)
     if c.CONSTANT_KW.search(text):
         return f'Say which value {field.field} would be stuck at, e.g. "all values set to 0". {CAN_TEST}'
     return None

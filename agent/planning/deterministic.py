@@ -20,7 +20,7 @@ from tools.experiment.mutations import PlanError, parse_mutation
 
 __all__ = ["CAN_TEST", "plan", "route"]
 
-CAN_TEST = d.CAN_TEST
+CAN_TEST = c.CAN_TEST
 _TRAILING = ".,;:!?'\"`"
 
 
@@ -148,7 +148,8 @@ def _change(rest: str, *, peel: bool) -> str | None:
 
 _Detector = Callable[[str, FieldContext], d.Outcome]
 # Specific phrasings before generic ones: "negative values set to 0" is a clip, not a sign flip or a constant;
-# "5% nulls" is never noise; units are read before a bare "to" could look like a category rename.
+# "5% nulls" is never noise; schema changes are refused before any value operator reads them. remap() accepts an
+# unquoted "a to b" only with a rename keyword or on a category field, so "dollars to cents" reaches scale().
 _DETECTORS: tuple[_Detector, ...] = (
     d.imputation, d.nulls, d.remap, d.unseen, d.structural, time_shift, d.rounding, d.scale, d.clip, shift,
     d.noise, d.sign_flip, d.shuffle, d.constant, d.between, d.conversion_hint,

@@ -23,11 +23,17 @@ _WORD_NUMBERS: Final[dict[str, float]] = dict(
 # A number as people type it: 3, +3, -0.5, .5, 1e6, 1,000, $1,000, 10k, "three". Atomic, so a lookahead after it can
 # never make it give back digits ("10%" is not read as "1" followed by "0%").
 NUM: Final = (
-    r"(?<![\w.,])(?>[+\-−]?\$?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)?(?:\.[0-9]+)?(?<=[0-9])(?:e[+\-]?[0-9]{1,3})?(?:k(?!\w))?"
+    r"(?<![\w.,])(?>[+\-−]?\$?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)?(?:\.[0-9]+)?(?<=[0-9])"
+    r"(?:e[+\-]?[0-9]{1,3})?(?:k(?!\w))?"
     r"|\b(?:" + "|".join(_WORD_NUMBERS) + r")\b)"
 )
-QUOTED: Final = r"(?:(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’|`[^`\n]{1,80}`)"
-VAL: Final = rf"(?:{QUOTED}|[\w&/+]+(?:[.\-][\w&/+]+){{0,8}})"  # a category value: quoted, or one bare token
+QUOTED: Final = (
+    r"(?:(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\""  # 'single' (not an apostrophe) and "double"
+    r"|“[^”\n]{1,80}”|‘[^’\n]{1,80}’|`[^`\n]{1,80}`)"  # typographic quotes and `backticks`
+)
+# A category value: quoted, or one bare token. The lookbehind starts tokens only at their first character, so a
+# long run of letters is scanned once rather than once per position.
+VAL: Final = rf"(?:{QUOTED}|(?<![\w&/+.\-])[\w&/+]+(?:[.\-][\w&/+]+){{0,8}})"
 _QUOTES: Final = {"'": "'", '"': '"', "“": "”", "‘": "’", "`": "`"}
 
 
@@ -57,10 +63,10 @@ def unquote(raw: str) -> str:
 
 # --- subjects -------------------------------------------------------------------------------------------------
 _PART: Final = r"[A-Za-z_]\w*(?:-\w+)*"
-DOTTED: Final = rf"(?<![\w.]){_PART}(?:\.{_PART})+"
+DOTTED: Final = rf"(?<![\w.\-]){_PART}(?:\.{_PART})+"
 DOTTED_RX: Final = rx(DOTTED)
 FIELD_IN_DATASET: Final = rx(
-    rf"(?<![\w.])({_PART})\s+(?:(?:field|column)\s+)?(?:in|of|from)\s+(?:the\s+)?(?:(?:table|dataset)\s+)?({DOTTED})"
+    rf"(?<![\w.\-])({_PART})\s+(?:(?:field|column)\s+)?(?:in|of|from)\s+(?:the\s+)?(?:(?:table|dataset)\s+)?({DOTTED})"
 )
 BACKTICKED: Final = re.compile(r"`([^`\n]{1,200})`")
 SNAKE: Final = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w])")
@@ -127,7 +133,8 @@ DEPENDENTS: Final = rx(
 TRIGGER_PREFIX: Final = rx(
     r"^\W*(?:(?:so|ok|okay|hey|please|pls|and|now)\W+){0,3}(?:what\s+(?:happens|would\s+happen|will\s+happen|breaks|"
     r"would\s+break|will\s+break|changes|is\s+the\s+(?:impact|effect))(?:\s+to\s+\S+)?\s+if|what\s+if"
-    r"|what\s+is\s+the\s+(?:impact|effect)\s+of|is\s+it\s+safe\s+to|can\s+we\s+safely|(?:(?:can|could)\s+you\s+|let'?s\s+|i\s+want\s+to\s+)?"
+    r"|what\s+is\s+the\s+(?:impact|effect)\s+of|is\s+it\s+safe\s+to|can\s+we\s+safely"
+    r"|(?:(?:can|could)\s+you\s+|let'?s\s+|i\s+want\s+to\s+)?"
     r"(?:simulate|assess|test|evaluate|try))\b[\s,:;.!?-]*"
 )
 LEAD_RESIDUE: Final = rx(

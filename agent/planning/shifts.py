@@ -9,7 +9,8 @@ import re
 
 from agent.planning import change_phrases as c
 from agent.planning import phrases as p
-from agent.planning.detectors import CAN_TEST, Outcome, Proposal, n, num, times
+from agent.planning.change_phrases import CAN_TEST
+from agent.planning.detectors import Outcome, Proposal, n, num, times
 from agent.schemas import FieldContext
 
 

@@ -109,6 +109,11 @@ PLANS: list[tuple[FieldContext, str, str, dict[str, Any], float]] = [
     (AMOUNT, "all values set to 0", "constant", {"value": 0}, 1.0),
     (CATEGORY, "defaults to 'other'", "constant", {"value": "other"}, 1.0),
     (FLAG, "always true", "constant", {"value": True}, 1.0),
+    (AMOUNT, "what if amounts are 10% higher", "scale", {"factor": 1.1}, 1.0),
+    (AGE, "what if account_age_days is reported in weeks", "scale", {"factor": 0.142857142857}, 1.0),
+    (AMOUNT, "what if amount is clipped at zero", "clip", {"lower": 0}, 1.0),
+    (CATEGORY, "what if merchant_category switches from grocery to groceries",
+     "category_remap", {"mapping": {"grocery": "groceries"}}, 1.0),
 ]
 # fmt: on
 
@@ -119,6 +124,12 @@ def test_plan(field: FieldContext, text: str, op: str, params: dict[str, Any], f
     assert proposal.refusal is None
     assert (proposal.op, proposal.params, proposal.fraction, proposal.seed) == (op, params, fraction, 0)
     assert proposal.rationale.endswith(".") and field.field in proposal.rationale
+
+
+def test_seed_and_share_are_read_from_the_text() -> None:
+    proposal = plan("what if amount is reported in thousands for one in four rows, seed 42", AMOUNT)
+    assert (proposal.op, proposal.params, proposal.fraction, proposal.seed) == ("scale", {"factor": 0.001}, 0.25, 42)
+    assert proposal.rationale == "dollars → thousands multiplies amount by 0.001 on 25% of rows."
 
 
 def test_rationale_reads_as_the_change() -> None:
