@@ -11,6 +11,7 @@ from pathlib import Path
 from agent.commands.assess import _cmd_assess
 from agent.commands.catalog import _cmd_demo, _cmd_lineage, _cmd_seed, _cmd_serve
 from agent.commands.conversation import _cmd_ask, _cmd_publish, _cmd_resume, _cmd_runs
+from agent.commands.traces import _cmd_replay, _cmd_traces
 from agent.exit_codes import EXIT_BAD_INPUT, EXIT_FAILURE
 from policies.engine import PolicyError
 from tools.catalog.discovery import CatalogInputError
@@ -62,6 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("runs", help="list assessment runs and their publication status")
     publish = commands.add_parser("publish", help="publish (or retry publishing) a run's verdict to DataHub")
     publish.add_argument("run_id")
+    traces = commands.add_parser("traces", help="list recorded conversations (date, question, verdict, published?)")
+    traces.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    replay = commands.add_parser(
+        "replay",
+        help="re-run a recorded conversation offline and check its verdicts and metrics reproduce",
+        description="Exit 0: reproduced; 1: differences (listed); 2: the trace cannot be read. Never writes to "
+        "the catalog; the replay's evidence goes to a temporary home unless --keep is given.",
+    )
+    replay.add_argument("trace", help="a trace file, or a trace id from `provenance traces`")
+    replay.add_argument("--live", action="store_true", help="ask the current catalog (read-only) instead")
+    replay.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep the replay's evidence in DIR")
+    replay.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     return parser
 
 
@@ -70,6 +83,8 @@ HANDLERS = {
     "resume": _cmd_resume,
     "runs": _cmd_runs,
     "publish": _cmd_publish,
+    "traces": _cmd_traces,
+    "replay": _cmd_replay,
     "assess": _cmd_assess,
     "demo": _cmd_demo,
     "seed": _cmd_seed,

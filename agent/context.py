@@ -7,6 +7,9 @@ for the process — one MCP session, as DESIGN §3 asks.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -14,6 +17,7 @@ from agent.schemas import ExperimentPlan, FieldContext, PlannerName, RouteDecisi
 from policies.engine import LoadedPolicy, load_policy
 from tools.catalog.connection import Catalog, open_catalog
 from tools.catalog.datahub import CatalogReader, CatalogWriter
+from tools.catalog.session import CatalogSession, ToolCallRecord
 from tools.settings import ProvenanceSettings, load_settings
 
 
@@ -37,6 +41,46 @@ class DeterministicPlanner:
         from agent.planning.deterministic import plan
 
         return plan(text, field)
+
+
+_CALL_SINK: ContextVar[list[ToolCallRecord] | None] = ContextVar("provenance_call_sink", default=None)
+
+
+class TappedCalls(list[ToolCallRecord]):
+    """`CatalogSession.calls`, also copied to the sink of the conversation turn making the call.
+
+    One session serves every thread of a process (the chat runs many at once), so a turn cannot take "the calls
+    since it started": another thread's calls may be among them. Each turn's nodes run in tasks that inherit the
+    turn's context, so a context variable tells which turn a call belongs to.
+    """
+
+    def append(self, record: ToolCallRecord) -> None:
+        super().append(record)
+        sink = _CALL_SINK.get()
+        if sink is not None:
+            sink.append(record)
+
+    def extend(self, records: Iterable[ToolCallRecord]) -> None:
+        for record in records:
+            self.append(record)
+
+
+def tap_calls(session: CatalogSession) -> CatalogSession:
+    """Make the session's call log report to `collect_calls` (idempotent)."""
+    if not isinstance(session.calls, TappedCalls):
+        session.calls = TappedCalls(session.calls)
+    return session
+
+
+@contextmanager
+def collect_calls() -> Iterator[list[ToolCallRecord]]:
+    """Every catalog call made in this context (and the tasks it starts) while the block runs, in order."""
+    sink: list[ToolCallRecord] = []
+    token = _CALL_SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _CALL_SINK.reset(token)
 
 
 class CatalogHandle:
@@ -77,6 +121,7 @@ class CatalogHandle:
                 except BaseException:
                     self._owner = None
                     raise
+                tap_calls(self._catalog.session)
             return self._catalog
 
     async def reader(self) -> CatalogReader:

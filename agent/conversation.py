@@ -2,6 +2,10 @@
 
 A turn either finishes or stops at the approval interrupt; the checkpoint (SQLite in $PROVENANCE_HOME) keeps
 the pending approval, so another process can resume the same thread later.
+
+Every turn (`ask` and `decide`, from the CLI or the chat) is recorded into the thread's trace
+(`$PROVENANCE_HOME/traces/<thread>.json`, see agent/traces.py) by the session's `TraceRecorder`: callers need do
+nothing. `open_session(..., record=False)` turns recording off.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from agent.checkpoints import sqlite_checkpointer
-from agent.context import AgentContext, CatalogHandle
+from agent.context import AgentContext, CatalogHandle, collect_calls
 from agent.graph import build_graph
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
+from agent.traces import TraceRecorder, TurnInput
 from tools.settings import ProvenanceSettings
 
 UpdateHook = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -42,6 +47,7 @@ class TurnResult:
 class Session:
     graph: CompiledStateGraph[Any, Any, Any, Any]
     context: AgentContext
+    recorder: TraceRecorder | None = None
 
     def config(self, thread_id: str, callbacks: list[Any] | None = None) -> RunnableConfig:
         return cast(RunnableConfig, {"configurable": {"thread_id": thread_id}, "callbacks": callbacks or []})
@@ -68,6 +74,27 @@ class Session:
                     await on_update(node if not namespace else f"experiment.{node}", update or {})
         return await self._result(thread_id, {})
 
+    async def _turn(
+        self,
+        turn_input: TurnInput,
+        graph_input: Any,
+        thread_id: str,
+        callbacks: list[Any] | None,
+        on_update: UpdateHook | None,
+    ) -> TurnResult:
+        """One recorded turn: the trace gets the input first, then (also on failure) what the turn did."""
+        if self.recorder is None:
+            return await self._run(graph_input, thread_id, callbacks, on_update)
+        active = self.recorder.begin(thread_id, turn_input)
+        with collect_calls() as calls:
+            try:
+                result = await self._run(graph_input, thread_id, [*(callbacks or []), active.callback], on_update)
+            except BaseException as exc:
+                self.recorder.end(active, calls, error=exc)
+                raise
+        self.recorder.end(active, calls, values=result.values, pending=result.pending)
+        return result
+
     async def ask(
         self,
         question: str,
@@ -79,7 +106,8 @@ class Session:
     ) -> TurnResult:
         thread_id = thread_id or f"cli-{uuid.uuid4().hex[:12]}"
         graph_input = {"messages": [HumanMessage(question)], "publish_mode": mode}
-        return await self._run(graph_input, thread_id, callbacks, on_update)
+        turn_input = TurnInput(kind="ask", question=question, publish_mode=mode)
+        return await self._turn(turn_input, graph_input, thread_id, callbacks, on_update)
 
     async def pending(self, thread_id: str) -> ApprovalRequest | None:
         return (await self._result(thread_id, {})).pending
@@ -93,18 +121,21 @@ class Session:
     ) -> TurnResult:
         if await self.pending(thread_id) is None:
             raise ValueError(f"thread {thread_id} has no pending approval; `provenance runs` lists runs")
-        return await self._run(Command(resume=decision.model_dump()), thread_id, callbacks, on_update)
+        turn_input = TurnInput(kind="decide", decision=decision)
+        return await self._turn(turn_input, Command(resume=decision.model_dump()), thread_id, callbacks, on_update)
 
 
 @asynccontextmanager
 async def open_session(
-    settings: ProvenanceSettings, model: Any = None, context: AgentContext | None = None
+    settings: ProvenanceSettings, model: Any = None, context: AgentContext | None = None, *, record: bool = True
 ) -> AsyncIterator[Session]:
+    """A session on the checkpointed graph; `record` saves every turn into $PROVENANCE_HOME/traces/."""
     settings.home.mkdir(parents=True, exist_ok=True)
     async with sqlite_checkpointer(settings.home / "checkpoints.db") as saver:
         handle = context.handle if context else CatalogHandle(settings)
         ctx = context or AgentContext(settings=settings, catalog=handle)
         try:
-            yield Session(build_graph(model=model, checkpointer=saver, context=ctx), ctx)
+            graph = build_graph(model=model, checkpointer=saver, context=ctx)
+            yield Session(graph, ctx, TraceRecorder(settings, ctx) if record else None)
         finally:
             await handle.aclose()
