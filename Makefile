@@ -26,9 +26,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/mypy chainlit_app.py
 
 test: $(STAMP) lint
 	$(BIN)/pytest -q
 
+# The chat UI on http://127.0.0.1:8000 (login provenance / $$PROVENANCE_CHAT_PASSWORD, default "provenance").
+chat: $(STAMP)
+	@test -f "$${PROVENANCE_LITE_DB:-$(PROVENANCE_HOME)/catalog.db}" || $(BIN)/provenance seed
+	$(BIN)/chainlit run chainlit_app.py --host 127.0.0.1 --port 8000
+
 clean:
-	rm -rf $(VENV) .provenance .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .provenance .pytest_cache .mypy_cache .ruff_cache .files .chainlit/translations

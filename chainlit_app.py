@@ -1,0 +1,152 @@
+"""Provenance chat: Chainlit UI events only; what it shows comes from agent/chat_support.py.
+
+Run `make chat` (or `chainlit run chainlit_app.py`) and log in as `provenance` / $PROVENANCE_CHAT_PASSWORD
+(default `provenance`). One agent session (checkpoints + the MCP catalog) serves every chat of the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import chainlit as cl
+from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from chainlit.types import ThreadDict
+
+from agent import chat_support as ui
+from agent.conversation import Session, TurnResult, UpdateHook, open_session
+from agent.llm import chat_model_from_env
+from agent.state import ApprovalDecision, ApprovalRequest
+from tools.catalog.session import CatalogError
+from tools.evidence.store import EvidenceError, read_evidence
+from tools.settings import load_settings
+
+SETTINGS = load_settings()
+ui.ensure_auth_secret(SETTINGS.home)  # Chainlit reads CHAINLIT_AUTH_SECRET only after importing this module
+CHAT_DB = ui.init_chat_db(SETTINGS.home)
+APPROVAL_TIMEOUT_S = 3600  # unanswered, the approval stays pending in the checkpoint: reopen the chat to decide
+_resources = AsyncExitStack()
+_session: Session | None = None
+
+
+@cl.on_app_startup
+async def startup() -> None:  # in the server's event loop, which the checkpointer and catalog must share
+    global _session
+    _session = await _resources.enter_async_context(open_session(SETTINGS, model=chat_model_from_env()))
+
+
+@cl.on_app_shutdown
+async def shutdown() -> None:
+    await _resources.aclose()
+
+
+@cl.data_layer
+def data_layer() -> SQLAlchemyDataLayer:
+    return SQLAlchemyDataLayer(conninfo=f"sqlite+aiosqlite:///{CHAT_DB}")
+
+
+@cl.password_auth_callback
+async def login(username: str, password: str) -> cl.User | None:
+    if ui.check_login(username, password):
+        return cl.User(identifier=username, metadata={"role": "admin", "provider": "credentials"})
+    return None
+
+
+@cl.set_starters
+async def starters(user: cl.User | None = None, language: str | None = None) -> list[cl.Starter]:
+    return [cl.Starter(label=label, message=message) for label, message in ui.STARTERS]
+
+
+def agent() -> Session:
+    if _session is None:
+        raise RuntimeError("the agent session is not open; chainlit did not run on_app_startup")
+    return _session
+
+
+async def run_turn(call: Callable[[UpdateHook], Awaitable[TurnResult]], narrator: ui.StepNarrator) -> TurnResult | None:
+    """Run one graph turn, showing every node as a step; catalog failures become a plain message."""
+
+    async def show_step(node: str, update: dict[str, Any]) -> None:
+        if view := narrator.view(node, update):
+            async with cl.Step(name=view.name, type="tool", show_input="text", language="text") as step:
+                step.input, step.output, step.is_error = view.input, view.output, view.is_error
+
+    try:
+        return await call(show_step)
+    except CatalogError as exc:
+        await cl.Message(content=ui.catalog_error_markdown(exc)).send()
+        return None
+
+
+async def show_run(run_id: str, request: ApprovalRequest | None = None) -> None:
+    """The verdict card with the run's plots and evidence files."""
+    try:
+        evidence = read_evidence(SETTINGS.home, run_id)
+    except EvidenceError as exc:
+        await cl.Message(content=ui.plain(f"Run {run_id}: {exc}")).send()
+        return
+    plots, evidence_json, report = ui.run_files(SETTINGS.home, evidence)
+    elements: list[Any] = [cl.Image(path=str(p), name=p.stem, display="inline", size="large") for p in plots]
+    elements += [cl.File(path=str(f), name=f.name, display="inline") for f in (evidence_json, report)]
+    await cl.Message(content=ui.verdict_card(SETTINGS.home, evidence, request), elements=elements).send()
+
+
+async def ask_approval(thread_id: str, request: ApprovalRequest) -> None:
+    answer = await cl.AskActionMessage(
+        content=ui.APPROVAL_QUESTION,
+        actions=[
+            cl.Action(name="approve", payload={"decision": "approve"}, label="Approve"),
+            cl.Action(name="reject", payload={"decision": "reject"}, label="Reject"),
+        ],
+        timeout=APPROVAL_TIMEOUT_S,
+    ).send()
+    if answer is None:
+        if await agent().pending(thread_id) is not None:  # not decided elsewhere meanwhile
+            await cl.Message(content="No answer: the approval stays pending. Reopen this chat to decide.").send()
+        return
+    current = await agent().pending(thread_id)
+    if current is None or current.run_id != request.run_id:  # e.g. answered in another tab meanwhile
+        await cl.Message(content=f"Run `{request.run_id}` was already decided; nothing more to do.").send()
+        return
+    user = cl.user_session.get("user")
+    by = f"chat:{user.identifier if user else 'anonymous'}"
+    decision = ApprovalDecision(decision=answer["payload"]["decision"], by=by)
+    turn = await run_turn(
+        lambda hook: agent().decide(thread_id, decision, on_update=hook), ui.StepNarrator(run_id=request.run_id)
+    )
+    if turn is not None:
+        await cl.Message(content=ui.publication_markdown(turn.values.get("publication"))).send()
+
+
+@cl.on_message
+async def on_message(message: cl.Message) -> None:
+    thread_id = cl.context.session.thread_id  # the LangGraph thread: stable when the chat is resumed
+    turn = await run_turn(
+        lambda hook: agent().ask(message.content, thread_id=thread_id, on_update=hook),
+        ui.StepNarrator(question=message.content),
+    )
+    if turn is None:
+        return
+    if turn.pending is not None:
+        await show_run(turn.pending.run_id, turn.pending)
+        await ask_approval(thread_id, turn.pending)
+    elif run_id := turn.values.get("run_id"):
+        await show_run(run_id)
+    else:
+        await cl.Message(content=ui.answer_markdown(turn.values)).send()
+
+
+async def ask_again(thread_id: str) -> None:
+    if (request := await agent().pending(thread_id)) is not None:
+        note = f"Run `{request.run_id}` ({request.verdict}) is still waiting for your decision."
+        await cl.Message(content=note).send()
+        await show_run(request.run_id, request)
+        await ask_approval(thread_id, request)
+
+
+@cl.on_chat_resume
+async def on_chat_resume(thread: ThreadDict) -> None:
+    # Chainlit sends the thread's history only after this returns, so the question is asked from a task.
+    cl.context.session.current_task = asyncio.create_task(ask_again(thread["id"]))

@@ -1,0 +1,116 @@
+"""The chat end to end in headless Chromium: questions, an assessment with its verdict card, approve and reject
+proven against the catalog FILE, and an approval asked again when a conversation is reopened."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from playwright.sync_api import expect
+
+from agent.chat_support import STARTERS
+from seed.catalog import FRAUD_MODEL_URN
+from tests.agent.helpers import DEMO_QUESTION, catalog_write_count, documents, model_tags
+from tests.e2e.browser import ASSISTANT, TURN_MS, Chat, ChatServer
+from tools.evidence.store import list_run_ids, read_evidence
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+BLOCK_TAG = "urn:li:tag:provenance:BLOCK"
+
+
+def _assess_until_approval(chat: Chat) -> str:
+    """Ask the demo question; return the run id shown on the verdict card once the approval buttons are up."""
+    runs_before = set(list_run_ids(chat.server.home))
+    chat.send(DEMO_QUESTION)
+    expect(chat.page.get_by_role("button", name="Approve")).to_be_visible(timeout=TURN_MS)
+    card = chat.page.locator(ASSISTANT).filter(has_text="Verdict: BLOCK").last
+    expect(card).to_contain_text("fraud_detector")
+    expect(card).to_contain_text("Flip rate (95% CI)")
+    expect(card).to_contain_text(f"set tag {BLOCK_TAG} on {FRAUD_MODEL_URN}")  # URNs survive the Markdown
+    new_runs = set(list_run_ids(chat.server.home)) - runs_before
+    assert len(new_runs) == 1, new_runs
+    run_id = new_runs.pop()
+    expect(card).to_contain_text(run_id)
+    plots = chat.page.locator("img[alt='fraud_detector-roc'], img[alt='fraud_detector-shift']")
+    expect(plots).to_have_count(2)  # the run's ROC and score-shift plots, inline on the card
+    expect(chat.page.get_by_text("Used experiment.measure").last).to_be_visible()
+    return run_id
+
+
+def test_catalog_question_from_a_starter(chat: Chat) -> None:
+    label, _ = STARTERS[2]  # "Who owns payments.public.transactions?"
+    chat.start(label)
+    chat.expect_answer("Owners of transactions")
+    expect(chat.page.locator(ASSISTANT).last).to_contain_text("urn:li:corpGroup:payments-platform")
+    expect(chat.page.get_by_text("Used catalog_qa").last).to_be_visible()
+
+
+def test_approve_writes_the_tag_and_the_document(chat: Chat) -> None:
+    db = chat.server.catalog
+    documents_before = len(documents(db))
+    run_id = _assess_until_approval(chat)
+    assert read_evidence(chat.server.home, run_id).publication.status == "pending_approval"
+
+    chat.decide("Approve")
+    chat.expect_answer("Published")
+
+    assert BLOCK_TAG in model_tags(db, FRAUD_MODEL_URN)
+    assert len(documents(db)) == documents_before + 1
+    assert any(run_id in str(doc.get("title")) for doc in documents(db))
+    publication = read_evidence(chat.server.home, run_id).publication
+    assert (publication.status, publication.decided_by) == ("published", "chat:provenance")
+
+
+def test_reject_in_a_new_chat_writes_nothing(chat: Chat) -> None:
+    chat.start(STARTERS[3][0])  # "What is the latest verdict for fraud_detector?"
+    chat.expect_answer("latest Provenance status")
+    chat.new_chat()
+    expect(chat.page.locator(ASSISTANT)).to_have_count(0)
+
+    rows_before = catalog_write_count(chat.server.catalog)
+    run_id = _assess_until_approval(chat)
+    chat.decide("Reject")
+    chat.expect_answer("Rejected")
+
+    assert catalog_write_count(chat.server.catalog) == rows_before
+    assert read_evidence(chat.server.home, run_id).publication.status == "rejected"
+
+
+def _persisted_threads(server: ChatServer) -> set[str]:
+    with sqlite3.connect(server.home / "chat.db") as conn:
+        rows = conn.execute('SELECT "id" FROM threads WHERE "userIdentifier" = ?', ("provenance",)).fetchall()
+    conn.close()
+    return {str(row[0]) for row in rows}
+
+
+def test_reopened_chat_asks_for_the_pending_approval_again(chat: Chat) -> None:
+    db = chat.server.catalog
+    documents_before = len(documents(db))
+    run_id = _assess_until_approval(chat)
+    chat.page.wait_for_url("**/thread/*")  # the first message made the chat a persisted thread
+    thread_id = chat.page.url.rsplit("/", 1)[-1]
+    assert thread_id in _persisted_threads(chat.server)
+
+    chat.page.goto(chat.server.url)  # walk away without answering: the approval stays pending in the checkpoint
+    expect(chat.page.locator("#chat-input")).to_be_visible()
+    expect(chat.page.get_by_role("button", name="Approve")).to_have_count(0)
+    thread = chat.page.locator(f"#thread-{thread_id}")
+    expect(thread).to_be_visible()
+    thread.click()
+    chat.page.wait_for_url(f"**/thread/{thread_id}")
+    chat.expect_answer(f"Run {run_id} (BLOCK) is still waiting for your decision")
+    expect(chat.page.get_by_role("button", name="Approve")).to_have_count(1)
+
+    chat.decide("Approve")
+    chat.expect_answer("Published")
+    assert BLOCK_TAG in model_tags(db, FRAUD_MODEL_URN)
+    assert len(documents(db)) == documents_before + 1
+    assert read_evidence(chat.server.home, run_id).publication.status == "published"
+
+
+def test_server_log_has_no_traceback(server: ChatServer) -> None:
+    """Started offline without an API key, the server ran every scenario above without an error."""
+    log = server.log.read_text()
+    assert "Your app is available at" in log
+    assert "Traceback" not in log and " - ERROR - " not in log, log
