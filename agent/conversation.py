@@ -105,6 +105,14 @@ class Session:
         on_update: UpdateHook | None = None,
     ) -> TurnResult:
         thread_id = thread_id or f"cli-{uuid.uuid4().hex[:12]}"
+        if await self.pending(thread_id) is not None:
+            # A new question would silently drop the open approval; close it explicitly and on the record.
+            await self.decide(
+                thread_id,
+                ApprovalDecision(
+                    decision="reject", by="system", comment="superseded by a new question in the same thread"
+                ),
+            )
         graph_input = {"messages": [HumanMessage(question)], "publish_mode": mode}
         turn_input = TurnInput(kind="ask", question=question, publish_mode=mode)
         return await self._turn(turn_input, graph_input, thread_id, callbacks, on_update)

@@ -176,3 +176,21 @@ def test_publication_failure_keeps_evidence_and_publish_retries_without_duplicat
     assert model_tags(settings.lite_db) == [BLOCK]
     assert len(documents(settings.lite_db)) == 1
     assert read_evidence(settings.home, run_id).publication.attempts == 3
+
+
+def test_a_new_question_closes_an_open_approval_as_rejected(settings: ProvenanceSettings) -> None:
+    before = catalog_write_count(settings.lite_db)
+
+    async def go() -> tuple[str, TurnResult]:
+        async with open_session(settings) as session:
+            first = await session.ask(DEMO_QUESTION, thread_id="t-super")
+            assert first.pending is not None
+            second = await session.ask("Who owns payments.public.transactions?", thread_id="t-super")
+            return first.pending.run_id, second
+
+    run_id, second = asyncio.run(go())
+    assert "payments-data-eng" in second.answer
+    evidence = read_evidence(settings.home, run_id)
+    assert evidence.publication.status == "rejected"
+    assert "superseded" in (evidence.publication.message or "")
+    assert catalog_write_count(settings.lite_db) == before
