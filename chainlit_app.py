@@ -123,6 +123,9 @@ async def ask_approval(thread_id: str, request: ApprovalRequest) -> None:
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
     thread_id = cl.context.session.thread_id  # the LangGraph thread: stable when the chat is resumed
+    if (reference := ui.replay_argument(message.content)) is not None:
+        await cl.Message(content=await ui.replay_markdown(reference, SETTINGS.home)).send()
+        return
     turn = await run_turn(
         lambda hook: agent().ask(message.content, thread_id=thread_id, on_update=hook),
         ui.StepNarrator(question=message.content),

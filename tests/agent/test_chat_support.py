@@ -269,3 +269,18 @@ def test_starters_cover_the_demo_and_the_three_catalog_questions() -> None:
     assert {"owners", "dependents", "latest verdict"} <= {
         "owners" if "Who owns" in m else "dependents" if "depends on" in m else "latest verdict" for m in messages[1:]
     }
+
+
+def test_replay_command_parsing() -> None:
+    assert ui.replay_argument("/replay") == ""
+    assert ui.replay_argument("  /replay abc-123 ") == "abc-123"
+    assert ui.replay_argument("/replaying") is None
+    assert ui.replay_argument("what depends on amount?") is None
+
+
+def test_replay_markdown_lists_and_rejects_unknown_traces(tmp_path: Path) -> None:
+    import asyncio
+
+    assert asyncio.run(ui.replay_markdown("", tmp_path)) == "No saved conversations yet."
+    answer = asyncio.run(ui.replay_markdown("no-such-trace", tmp_path))
+    assert answer.startswith("Cannot replay")

@@ -109,6 +109,20 @@ def test_reopened_chat_asks_for_the_pending_approval_again(chat: Chat) -> None:
     assert read_evidence(chat.server.home, run_id).publication.status == "published"
 
 
+def test_replay_a_past_conversation_from_the_chat(chat: Chat) -> None:
+    threads = sorted(_persisted_threads(chat.server))
+    traces = {p.stem for p in (chat.server.home / "traces").glob("*.json")}
+    recorded = [t for t in threads if t in traces]
+    assert recorded, (threads, traces)
+    rows_before = catalog_write_count(chat.server.catalog)
+    chat.new_chat()
+    chat.send("/replay")
+    chat.expect_answer("Recent conversations")
+    chat.send(f"/replay {recorded[0]}")
+    chat.expect_answer("Replay reproduced", timeout=TURN_MS)
+    assert catalog_write_count(chat.server.catalog) == rows_before  # replay never writes
+
+
 def test_server_log_has_no_traceback(server: ChatServer) -> None:
     """Started offline without an API key, the server ran every scenario above without an error."""
     log = server.log.read_text()
