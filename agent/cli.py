@@ -55,9 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     decide.add_argument("--approve", action="store_true", help="approve publication without asking")
     decide.add_argument("--reject", action="store_true", help="reject publication without asking")
     decide.add_argument("--no-publish", action="store_true", help="evidence only; no approval, no catalog writes")
-    resume = commands.add_parser("resume", help="answer a pending approval of a conversation")
+    resume = commands.add_parser(
+        "resume", help="answer a pending approval, or (with no decision) continue a turn that was interrupted"
+    )
     resume.add_argument("thread", help="the conversation id printed by `ask`")
-    decide = resume.add_mutually_exclusive_group(required=True)
+    decide = resume.add_mutually_exclusive_group()
     decide.add_argument("--approve", action="store_true")
     decide.add_argument("--reject", action="store_true")
     commands.add_parser("runs", help="list assessment runs and their publication status")
@@ -106,6 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CatalogInputError, PlanError, PolicyError, EvidenceError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as exc:  # e.g. a full disk while writing evidence: nothing half-written is kept
+        print(f"error: {exc}; free the space or fix the permissions, then `provenance resume THREAD`", file=sys.stderr)
+        return EXIT_FAILURE
     except CatalogError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -42,9 +42,19 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
             turn = await session.ask(question, thread_id=args.thread, mode=mode)
         else:
             decision = _decision(args)
-            if decision is None:
-                raise PlanError("resume needs --approve or --reject")
-            turn = await session.decide(args.thread, decision)
+            if decision is None or await session.pending(args.thread) is None:
+                from agent.recovery import continue_thread, thread_status
+
+                status = await thread_status(session, args.thread)
+                if status.state == "pending_approval":
+                    raise PlanError(f"thread {args.thread} waits for an approval decision: pass --approve or --reject")
+                if status.state != "interrupted":
+                    raise PlanError(
+                        f"thread {args.thread} has no pending approval and nothing to continue: {status.message}"
+                    )
+                turn = await continue_thread(session, args.thread)
+            else:
+                turn = await session.decide(args.thread, decision)
         while turn.pending is not None:
             decision = _decision(args)
             if decision is None and sys.stdin.isatty():
