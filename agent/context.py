@@ -7,6 +7,7 @@ for the process — one MCP session, as DESIGN §3 asks.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -19,6 +20,8 @@ from tools.catalog.connection import Catalog, open_catalog
 from tools.catalog.datahub import CatalogReader, CatalogWriter
 from tools.catalog.session import CatalogSession, ToolCallRecord
 from tools.settings import ProvenanceSettings, load_settings
+
+log = logging.getLogger(__name__)
 
 
 class Planner(Protocol):
@@ -112,6 +115,13 @@ class CatalogHandle:
 
     async def get(self) -> Catalog:
         async with self._lock:
+            if self._catalog is not None and self._catalog.session.lost:
+                # The MCP server died: the turn that saw it failed; later turns get a fresh catalog.
+                log.warning("catalog connection lost (%s); reopening", self._catalog.session.lost)
+                try:
+                    await self._release()
+                except Exception as exc:  # closing a dead transport may complain; the new one matters
+                    log.debug("closing the lost catalog: %s", exc)
             if self._catalog is None:
                 loop = asyncio.get_running_loop()
                 self._ready, self._stop = loop.create_future(), asyncio.Event()
@@ -136,6 +146,9 @@ class CatalogHandle:
         return self._catalog
 
     async def aclose(self) -> None:
+        await self._release()
+
+    async def _release(self) -> None:
         owner, self._owner, self._catalog = self._owner, None, None
         if owner is not None and self._stop is not None:
             self._stop.set()

@@ -10,6 +10,10 @@ from pydantic import BaseModel, Field
 
 from tools.catalog.session import CatalogSession, CatalogToolError
 
+# get_aspect_history answers at most 10 URNs and 52,000 characters per call, each value up to 12,000 characters:
+# 4 full-size upstreamLineage aspects fit one answer.
+FINE_GRAINED_BATCH = 4
+
 
 class SchemaField(BaseModel):
     field_path: str = Field(alias="fieldPath")
@@ -123,14 +127,22 @@ class CatalogReader:
         ]
 
     async def fine_grained_lineage(self, dataset_urns: list[str]) -> dict[str, list[FineGrainedEdge]]:
-        """Column edges (with their transform) recorded on each dataset's upstreamLineage aspect, one call."""
-        if not dataset_urns:
-            return {}
+        """Column edges (with their transform) recorded on each dataset's upstreamLineage aspect.
+
+        One call per FINE_GRAINED_BATCH datasets: the MCP server takes at most 10 URNs per call and trims answers
+        over 52,000 characters. An aspect over its 12,000-character limit comes back as a preview only; such a
+        dataset yields no edges, so callers must treat a missing edge as unknown, not as absent.
+        """
+        out: dict[str, list[FineGrainedEdge]] = {urn: [] for urn in dataset_urns}
+        for start in range(0, len(dataset_urns), FINE_GRAINED_BATCH):
+            await self._fine_grained_batch(dataset_urns[start : start + FINE_GRAINED_BATCH], out)
+        return out
+
+    async def _fine_grained_batch(self, dataset_urns: list[str], out: dict[str, list[FineGrainedEdge]]) -> None:
         result = await self.session.call(
             "get_aspect_history",
             {"urns": dataset_urns, "aspect_names": ["upstreamLineage"], "limit": 1, "include_current": True},
         )
-        out: dict[str, list[FineGrainedEdge]] = {urn: [] for urn in dataset_urns}
         for item in result.get("results", []):
             if item.get("error"):
                 raise CatalogToolError("get_aspect_history", f"{item['urn']}: {item['error']}")
@@ -141,7 +153,6 @@ class CatalogReader:
                         out.setdefault(item["urn"], []).append(
                             FineGrainedEdge(upstream=up, downstream=down, transform=fgl.get("transformOperation"))
                         )
-        return out
 
     async def search(self, query: str, *, filter: str | None = None, num_results: int = 10) -> list[EntitySummary]:
         args: dict[str, Any] = {"query": query, "num_results": num_results}

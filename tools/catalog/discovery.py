@@ -20,6 +20,7 @@ from tools.catalog.datahub import CatalogReader, EntitySummary, FineGrainedEdge,
 from tools.catalog.session import CatalogError
 
 IDENTITY_TRANSFORMS = frozenset({"", "NONE", "IDENTITY", "COPY", "CAST"})
+UNREADABLE_TRANSFORM = "UNKNOWN (column lineage too large to read through MCP)"
 PRODUCTION_TAG_NAMES = frozenset({"production", "prod"})
 STAGE_PROPERTY_KEYS = ("mlflow.stage", "stage", "mlflow.alias", "mlflow.aliases", "lifecycle")
 MAX_HOPS = 3  # the MCP server maps >= 3 to "3+", i.e. unlimited depth
@@ -149,9 +150,13 @@ class Discoverer:
 
         features: list[AffectedFeature] = []
         searched = [dataset_urn, *sorted(landing)]
+        direct: list[str] = []  # the datasets one hop downstream of the source
         for ds_urn in searched:
             columns = {field} if ds_urn == dataset_urn else set(landing[ds_urn])
-            for hit in await self.reader.get_lineage(ds_urn, max_hops=1):
+            hits = await self.reader.get_lineage(ds_urn, max_hops=1)
+            if ds_urn == dataset_urn:
+                direct = sorted({h.urn for h in hits if h.type == "DATASET"})
+            for hit in hits:
                 name = hit.name or _feature_name(hit.urn)
                 if hit.type == "MLFEATURE" and name in columns:
                     features.append(
@@ -160,12 +165,16 @@ class Discoverer:
                             name=name,
                             dataset_urn=ds_urn,
                             column=name,
-                            path=paths.get((ds_urn, name), []),
+                            path=paths.get((ds_urn, name)) or _unreadable_path(dataset_urn, field, ds_urn, name),
                             precision="column",
                         )
                     )
 
-        if not landing:
+        if not landing and features:
+            precision = "column"  # features of this very dataset, matched by name: that is the column answer
+        elif not landing and await self._column_lineage_leaves(dataset_urn, direct):
+            precision = "column"  # the datasets downstream record column lineage, and none of it is this field's
+        elif not landing:
             # No column lineage recorded: every feature downstream of the dataset may be affected.
             for hit in await self.reader.get_lineage(dataset_urn, max_hops=MAX_HOPS):
                 if hit.type == "MLFEATURE":
@@ -221,6 +230,23 @@ class Discoverer:
             mcp_calls=len(self.reader.session.calls) - calls_before,
             duration_ms=(time.perf_counter() - started) * 1e3,
         )
+
+    async def _column_lineage_leaves(self, dataset_urn: str, direct: list[str]) -> bool:
+        """True when every dataset directly downstream records column lineage from this dataset."""
+        if not direct:
+            return False
+        recorded = await self.reader.fine_grained_lineage(direct)
+        prefix = f"urn:li:schemaField:({dataset_urn},"
+        return all(any(e.upstream.startswith(prefix) for e in recorded.get(urn, [])) for urn in direct)
+
+
+def _unreadable_path(source: str, field: str, dataset_urn: str, column: str) -> list[LineageStep]:
+    """Lineage reaches the column, but its column edges could not be read (e.g. an upstreamLineage aspect over the
+    MCP server's size limit): the transform is unknown, which must not pass for identity."""
+    return [
+        LineageStep(dataset_urn=source, column=field),
+        LineageStep(dataset_urn=dataset_urn, column=column, transform=UNREADABLE_TRANSFORM),
+    ]
 
 
 def _column_paths(

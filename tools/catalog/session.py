@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
+from mcp.shared.exceptions import McpError
+from mcp.types import CONNECTION_CLOSED
 from pydantic import BaseModel
 
 READ_TOOLS = frozenset(
@@ -85,6 +88,8 @@ class CatalogSession:
         self._tools = tools
         self.startup_seconds = startup_seconds
         self.calls: list[ToolCallRecord] = []
+        self.lost: str | None = None
+        """Set when the MCP server went away (killed, crashed): no later call on this session can succeed."""
 
     @property
     def tool_names(self) -> list[str]:
@@ -103,6 +108,8 @@ class CatalogSession:
             )
         except Exception as exc:
             self._record(name, arguments, started, error=f"{type(exc).__name__}: {exc}")
+            if _transport_lost(exc):
+                self.lost = f"{type(exc).__name__}: {exc}"
             raise CatalogError(
                 f"the DataHub MCP server did not answer {name} ({type(exc).__name__}: {exc}); "
                 "check that the catalog endpoint is running (see the log under $PROVENANCE_HOME/logs)"
@@ -133,6 +140,12 @@ class CatalogSession:
                 duration_ms=(time.perf_counter() - started) * 1e3,
             )
         )
+
+
+def _transport_lost(exc: BaseException) -> bool:
+    if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
+        return True
+    return isinstance(exc, McpError) and exc.error.code == CONNECTION_CLOSED
 
 
 def _text(message: ToolMessage) -> str:

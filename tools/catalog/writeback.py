@@ -5,9 +5,10 @@ Idempotent: tags are replaced, not appended, and the document URN from an earlie
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from tools.catalog.datahub import CatalogReader, CatalogWriter
+from tools.catalog.datahub import CatalogReader, CatalogWriter, EntitySummary
 from tools.catalog.session import CatalogError
 from tools.evidence.schema import Evidence, PublicationRecord
 
@@ -36,6 +37,16 @@ def planned_writes(evidence: Evidence) -> list[str]:
         + (f" (updating {evidence.publication.document_urn})" if evidence.publication.document_urn else "")
     )
     return writes
+
+
+def _saved_earlier(entities: Iterable[EntitySummary | None], title: str) -> str | None:
+    for entity in entities:
+        if entity is None:
+            continue
+        for doc in (entity.raw.get("relatedDocuments") or {}).get("documents") or []:
+            if (doc.get("info") or {}).get("title") == title:
+                return str(doc["urn"])
+    return None
 
 
 async def publish_evidence(
@@ -68,7 +79,9 @@ async def publish_evidence(
             content=content,
             document_type="Analysis",
             related_assets=[m.urn for m in evidence.models] + [evidence.request.dataset_urn],
-            urn=record.document_urn,
+            # An attempt that died after saving the document but before the evidence recorded its URN left it
+            # in the catalog: find it by its title (which names the run) rather than save a second one.
+            urn=record.document_urn or _saved_earlier(current.values(), document_title(evidence)),
             topics=["provenance", f"provenance-{evidence.verdict.lower()}"],
         )
     except CatalogError as exc:
