@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -207,17 +206,10 @@ def sha256_file(path: Path) -> str | None:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
+    from tools.evidence.store import _write_file_atomically
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    _write_file_atomically(path, data)
 
 
 @contextlib.contextmanager
