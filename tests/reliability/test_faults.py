@@ -289,20 +289,24 @@ async def _die_between_nodes(session: Session, what: str, thread: str) -> Catalo
     )
 
 
-async def _catalog_deaths(home: Path) -> CatalogDeathFigures:
+async def _catalog_deaths(home: Path, progress: list[str]) -> CatalogDeathFigures:
     settings = settings_for(home)
     outcomes: list[CatalogDeathOutcome] = []
     recovered = 0
 
     # The embedded endpoint stops after gather_context: discovery fails, the run is recorded as INCOMPLETE.
+    progress.append("endpoint stopped mid-run")
     async with open_session(settings) as session:
         outcomes.append(await _die_between_nodes(session, "endpoint", "endpoint-dies"))
+        progress.append("closing the session whose endpoint stopped")
 
     # One long-lived session, as the chat keeps: the MCP server is killed after gather_context ...
+    progress.append("MCP server killed mid-run")
     async with open_session(settings) as session:
         outcome = await _die_between_nodes(session, "mcp server", "mcp-dies")
         outcomes.append(outcome)
         # ... the next turn reconnects ...
+        progress.append("the turn after the MCP server died")
         after = await session.ask(DEMO_QUESTION, thread_id="mcp-after")
         outcome.next_turn_verdict = str(after.values.get("verdict"))
         recovered += after.pending is not None and outcome.next_turn_verdict == "BLOCK"
@@ -310,9 +314,11 @@ async def _catalog_deaths(home: Path) -> CatalogDeathFigures:
         # `provenance publish` (publish_run) retries it once the catalog is back.
         assert after.pending is not None
         assert kill_mcp_server() == 1
+        progress.append("approving with the MCP server dead")
         decided = await session.decide("mcp-after", APPROVE)
         failed = decided.values["publication"]
         run_id = after.pending.run_id
+        progress.append("retrying the publication")
         retry = await publish_run(session.context, run_id, decided_by="retry")
         outcomes.append(
             CatalogDeathOutcome(
@@ -326,6 +332,7 @@ async def _catalog_deaths(home: Path) -> CatalogDeathFigures:
             )
         )
         recovered += retry.status == "published"
+        progress.append("closing the session")
 
     run_ids = [o.run_id for o in outcomes if o.run_id]
     return CatalogDeathFigures(
@@ -340,10 +347,14 @@ async def _catalog_deaths(home: Path) -> CatalogDeathFigures:
     )
 
 
-def measure_catalog_death(template: Path, workdir: Path | None = None) -> CatalogDeathFigures:
+def measure_catalog_death(template: Path, workdir: Path | None = None, timeout: float = 240) -> CatalogDeathFigures:
+    progress: list[str] = []
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         home = fresh_home(template, Path(tmp) / "home")
-        return asyncio.run(_catalog_deaths(home))
+        try:
+            return asyncio.run(asyncio.wait_for(_catalog_deaths(home, progress), timeout))
+        except TimeoutError:
+            raise AssertionError(f"no progress for {timeout} s at: {progress[-1] if progress else 'start'}") from None
 
 
 # -------------------------------------------------------------------------------------------- (c) disk full
