@@ -115,9 +115,11 @@ class CatalogHandle:
 
     async def get(self) -> Catalog:
         async with self._lock:
-            if self._catalog is not None and self._catalog.session.lost:
+            owner_gone = self._owner is not None and self._owner.done()  # the catalog's context has exited
+            if self._catalog is not None and (self._catalog.session.lost or owner_gone):
                 # The MCP server died: the turn that saw it failed; later turns get a fresh catalog.
-                log.warning("catalog connection lost (%s); reopening", self._catalog.session.lost)
+                why = self._catalog.session.lost or "the MCP session ended"
+                log.warning("catalog connection lost (%s); reopening", why)
                 try:
                     await self._release()
                 except Exception as exc:  # closing a dead transport may complain; the new one matters

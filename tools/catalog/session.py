@@ -6,6 +6,7 @@ Every call is recorded (name, arguments, result, duration) for the evidence, the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -28,6 +29,7 @@ READ_TOOLS = frozenset(
     {"get_entities", "list_schema_fields", "get_lineage", "search", "get_aspect_history", "get_lineage_paths_between"}
 )
 WRITE_TOOLS = frozenset({"add_tags", "remove_tags", "save_document"})
+CALL_TIMEOUT_SECONDS = 120.0
 
 
 class CatalogError(Exception):
@@ -90,6 +92,7 @@ class CatalogSession:
         self.calls: list[ToolCallRecord] = []
         self.lost: str | None = None
         """Set when the MCP server went away (killed, crashed): no later call on this session can succeed."""
+        self.call_timeout = CALL_TIMEOUT_SECONDS
 
     @property
     def tool_names(self) -> list[str]:
@@ -103,9 +106,20 @@ class CatalogSession:
             raise CatalogError(f"DataHub MCP tool {name} is not available; server offers {self.tool_names}")
         started = time.perf_counter()
         try:
-            message = await self._tools[name].ainvoke(
-                {"type": "tool_call", "id": f"call-{len(self.calls)}", "name": name, "args": arguments}
+            # Bounded: a request sent just as the server process dies may never be answered nor failed.
+            message = await asyncio.wait_for(
+                self._tools[name].ainvoke(
+                    {"type": "tool_call", "id": f"call-{len(self.calls)}", "name": name, "args": arguments}
+                ),
+                self.call_timeout,
             )
+        except TimeoutError as exc:
+            self._record(name, arguments, started, error=f"no answer in {self.call_timeout:g} s")
+            self.lost = f"{name} got no answer in {self.call_timeout:g} s"
+            raise CatalogError(
+                f"the DataHub MCP server did not answer {name} within {self.call_timeout:g} s; "
+                "check that the catalog endpoint is running (see the log under $PROVENANCE_HOME/logs)"
+            ) from exc
         except Exception as exc:
             self._record(name, arguments, started, error=f"{type(exc).__name__}: {exc}")
             if _transport_lost(exc):
