@@ -22,6 +22,8 @@ STATE_TYPES: list[tuple[str, str]] = [
     ("tools.catalog.discovery", "AffectedFeature"),
     ("tools.catalog.discovery", "AffectedModel"),
     ("tools.catalog.discovery", "LineageStep"),
+    ("tools.catalog.coverage", "Coverage"),
+    ("tools.catalog.coverage", "ModelReach"),
     ("tools.catalog.datahub", "EntitySummary"),
     ("tools.evidence.schema", "PlanRecord"),
     ("tools.evidence.schema", "ModelEvidence"),

@@ -97,6 +97,7 @@ def build_evidence(
         dataset_tags=discovery.dataset.tags,
         lineage_precision=discovery.precision,
         datasets_searched=discovery.datasets_searched,
+        coverage=discovery.coverage,
         plan=plan,
         models=[t.evidence for t in tests],
         not_tested=not_tested(discovery),

@@ -41,6 +41,7 @@ def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Ev
         dataset_tags=found.dataset.tags if found else [],
         lineage_precision=found.precision if found else "none",
         datasets_searched=found.datasets_searched if found else [],
+        coverage=found.coverage if found else None,
         plan=plan or PlanRecord(planner=ctx.planner.name, mutation={}, description="no plan was made"),
         models=state.model_results,
         not_tested=[] if found is None else _not_tested(found),

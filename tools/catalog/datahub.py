@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL
 from tools.catalog.session import CatalogSession, CatalogToolError
 
 # get_aspect_history answers at most 10 URNs and 52,000 characters per call, each value up to 12,000 characters:
@@ -129,30 +130,47 @@ class CatalogReader:
     async def fine_grained_lineage(self, dataset_urns: list[str]) -> dict[str, list[FineGrainedEdge]]:
         """Column edges (with their transform) recorded on each dataset's upstreamLineage aspect.
 
-        One call per FINE_GRAINED_BATCH datasets: the MCP server takes at most 10 URNs per call and trims answers
-        over 52,000 characters. An aspect over its 12,000-character limit comes back as a preview only; such a
-        dataset yields no edges, so callers must treat a missing edge as unknown, not as absent.
+        An aspect over the MCP server's 12,000-character limit comes back as a preview only; such a dataset yields
+        no edges, so callers must treat a missing edge as unknown, not as absent.
         """
         out: dict[str, list[FineGrainedEdge]] = {urn: [] for urn in dataset_urns}
-        for start in range(0, len(dataset_urns), FINE_GRAINED_BATCH):
-            await self._fine_grained_batch(dataset_urns[start : start + FINE_GRAINED_BATCH], out)
-        return out
-
-    async def _fine_grained_batch(self, dataset_urns: list[str], out: dict[str, list[FineGrainedEdge]]) -> None:
-        result = await self.session.call(
-            "get_aspect_history",
-            {"urns": dataset_urns, "aspect_names": ["upstreamLineage"], "limit": 1, "include_current": True},
-        )
-        for item in result.get("results", []):
-            if item.get("error"):
-                raise CatalogToolError("get_aspect_history", f"{item['urn']}: {item['error']}")
-            value = (item.get("current") or {}).get("value") or {}
+        for urn, value in (await self.current_aspects(dataset_urns, "upstreamLineage")).items():
             for fgl in value.get("fineGrainedLineages") or []:
                 for up in fgl.get("upstreams") or []:
                     for down in fgl.get("downstreams") or []:
-                        out.setdefault(item["urn"], []).append(
+                        out.setdefault(urn, []).append(
                             FineGrainedEdge(upstream=up, downstream=down, transform=fgl.get("transformOperation"))
                         )
+        return out
+
+    async def current_aspects(self, urns: list[str], aspect_name: str) -> dict[str, dict[str, Any]]:
+        """The current value of one aspect per URN ({} when absent), read with get_aspect_history.
+
+        One call per FINE_GRAINED_BATCH URNs: the MCP server takes at most 10 URNs per call and trims answers
+        over 52,000 characters."""
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(urns), FINE_GRAINED_BATCH):
+            result = await self.session.call(
+                "get_aspect_history",
+                {
+                    "urns": urns[start : start + FINE_GRAINED_BATCH],
+                    "aspect_names": [aspect_name],
+                    "limit": 1,
+                    "include_current": True,
+                },
+            )
+            for item in result.get("results", []):
+                if item.get("error"):
+                    raise CatalogToolError("get_aspect_history", f"{item['urn']}: {item['error']}")
+                out[item["urn"]] = (item.get("current") or {}).get("value") or {}
+        return out
+
+    async def model_property_tags(self, model_urns: list[str]) -> dict[str, list[str]]:
+        """`mlModelProperties.tags` per model (see sdk_tools: the MCP server cannot serve that aspect)."""
+        if not model_urns:
+            return {}
+        result = await self.session.call(MODEL_PROPERTIES_TOOL, {"urns": model_urns})
+        return {urn: list((value or {}).get("tags") or []) for urn, value in result.get("results", {}).items()}
 
     async def search(self, query: str, *, filter: str | None = None, num_results: int = 10) -> list[EntitySummary]:
         args: dict[str, Any] = {"query": query, "num_results": num_results}

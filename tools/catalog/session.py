@@ -25,6 +25,8 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 from pydantic import BaseModel
 
+from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL, model_properties_tool
+
 READ_TOOLS = frozenset(
     {"get_entities", "list_schema_fields", "get_lineage", "search", "get_aspect_history", "get_lineage_paths_between"}
 )
@@ -185,6 +187,7 @@ async def mcp_session(spec: McpServerSpec) -> AsyncIterator[CatalogSession]:
                     f"the DataHub MCP server does not offer {sorted(missing)}; it needs DataHub OSS >= 1.4 "
                     "for write tools (and TOOLS_IS_MUTATION_ENABLED=true, which Provenance sets)"
                 )
+            tools[MODEL_PROPERTIES_TOOL] = model_properties_tool(spec.gms_url, spec.gms_token)
             ready = True
             yield CatalogSession(tools, time.perf_counter() - started)
     except BaseException as exc:

@@ -16,7 +16,15 @@ Direction = Literal["UPSTREAM", "DOWNSTREAM"]
 
 # Aspects that create edges; everything else is ignored by the index.
 INDEXED_ASPECTS = frozenset(
-    {"upstreamLineage", "mlFeatureProperties", "mlModelProperties", "documentInfo", "mlPrimaryKeyProperties"}
+    {
+        "upstreamLineage",
+        "mlFeatureProperties",
+        "mlModelProperties",
+        "documentInfo",
+        "mlPrimaryKeyProperties",
+        "dataProcessInstanceInput",
+        "dataProcessInstanceOutput",
+    }
 )
 
 
@@ -43,8 +51,16 @@ def edges_from_aspect(urn: str, aspect_name: str, aspect: Mapping[str, Any]) -> 
         edges += [Edge("entity", source, urn) for source in aspect.get("sources") or []]
     elif aspect_name == "mlModelProperties":
         edges += [Edge("entity", feature, urn) for feature in aspect.get("mlFeatures") or []]
+        # TrainedBy (isLineage): the model sits downstream of the jobs / runs that trained it.
+        edges += [Edge("entity", job, urn) for job in aspect.get("trainingJobs") or []]
         # MemberOf is a lineage edge with isUpstream=false: the group sits downstream of the model.
         edges += [Edge("entity", urn, group) for group in aspect.get("groups") or []]
+    elif aspect_name == "dataProcessInstanceInput":
+        # Only inputEdges is a lineage relationship (DataProcessInstanceConsumes); the plain `inputs` list is not.
+        edges += [Edge("entity", e["destinationUrn"], urn) for e in aspect.get("inputEdges") or []]
+    elif aspect_name == "dataProcessInstanceOutput":
+        # DataProcessInstanceProduces has isUpstream=false: the outputs sit downstream of the run.
+        edges += [Edge("entity", urn, e["destinationUrn"]) for e in aspect.get("outputEdges") or []]
     elif aspect_name == "documentInfo":
         edges += [Edge("document", related["asset"], urn) for related in aspect.get("relatedAssets") or []]
     return edges

@@ -25,6 +25,7 @@ GRAPHQL_TYPE = {
     "corpGroup": "CORP_GROUP",
     "dataPlatform": "DATA_PLATFORM",
     "dataJob": "DATA_JOB",
+    "dataProcessInstance": "DATA_PROCESS_INSTANCE",
     "dataFlow": "DATA_FLOW",
     "dashboard": "DASHBOARD",
     "chart": "CHART",

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from policies.engine import Reason, Verdict
+from tools.catalog.coverage import Coverage
 from tools.catalog.discovery import LineageStep
 from tools.experiment.metrics import ModelMetrics
 
@@ -72,6 +73,7 @@ class ModelEvidence(BaseModel):
     experiment: ExperimentRecord | None = None
     plots: dict[str, str] = {}  # name -> file name inside the run folder
     owners: list[str] = []
+    production_marker: str | None = None  # the catalog marker that made it a production model
 
 
 class NotTested(BaseModel):
@@ -113,6 +115,7 @@ class Evidence(BaseModel):
     dataset_tags: list[str] = []
     lineage_precision: str = "none"
     datasets_searched: list[str] = []
+    coverage: Coverage | None = None  # what discovery read, reached and could not read
     plan: PlanRecord
     models: list[ModelEvidence] = []
     not_tested: list[NotTested] = []

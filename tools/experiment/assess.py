@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from policies.engine import Decision, LoadedPolicy, Reason, Verdict, evaluate, incomplete, overall_verdict
-from tools.catalog.discovery import AffectedModel, Discovery
+from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.evidence.schema import BindingRecord, ExperimentRecord, ModelEvidence, NotTested
 from tools.experiment.binding import (
     BindingError,
@@ -64,6 +64,7 @@ class PreparedModel:
     eval_sha256: str
     input_columns: list[str]
     feature_columns: list[str]
+    path: list[LineageStep]
 
 
 @dataclass
@@ -80,6 +81,7 @@ def _incomplete(model: AffectedModel, code: str, message: str, **extra: Any) -> 
         verdict=decision.verdict,
         reasons=list(decision.reasons),
         owners=model.owners,
+        production_marker=model.production_evidence,
         **extra,
     )
 
@@ -96,9 +98,15 @@ def _binding_record(binding: ModelBinding, eval_sha256: str | None = None) -> Bi
 
 
 def prepare_model(model: AffectedModel, mutation: Mutation, base_dir: Path) -> PreparedModel | ModelEvidence:
-    """Everything that can make a model untestable, checked before any inference."""
+    """Everything that can make a model untestable, checked before any inference.
+
+    Feature links name their column; training-run links only say the model was trained on data holding the column,
+    so for them the verified pipeline's own inputs decide whether the column is used (and only then do the
+    transforms on its path matter)."""
+    features = [f for f in model.features if f.link == "feature"]
+    runs = [f for f in model.features if f.link == "training_run"]
     path = model.features[0].path if model.features else []
-    if any(f.precision == "dataset" for f in model.features):
+    if any(f.precision == "dataset" for f in features):
         return _incomplete(
             model,
             "dataset_level_lineage",
@@ -106,20 +114,13 @@ def prepare_model(model: AffectedModel, mutation: Mutation, base_dir: Path) -> P
             "is unknown; record column-level lineage (fineGrainedLineages) in DataHub",
             lineage_path=path,
         )
-    for feature in model.features:
-        if feature.non_identity_transforms:
-            return _incomplete(
-                model,
-                "non_identity_transform",
-                f"the field reaches feature {feature.name} through transform(s) "
-                f"{', '.join(feature.non_identity_transforms)}; the mutation cannot be propagated "
-                "faithfully, so this model was not tested",
-                lineage_path=feature.path,
-            )
+    untransformed = _non_identity(model, features)
+    if untransformed is not None:
+        return untransformed
     try:
         binding = resolve_binding(model.custom_properties, base_dir)
     except BindingError as exc:
-        return _incomplete(model, exc.code, str(exc), lineage_path=path)
+        return _incomplete(model, exc.code, _binding_advice(str(exc), runs), lineage_path=path)
     record = _binding_record(binding)
     try:
         pipeline = load_verified_pipeline(binding)
@@ -127,8 +128,42 @@ def prepare_model(model: AffectedModel, mutation: Mutation, base_dir: Path) -> P
     except BindingError as exc:
         return _incomplete(model, exc.code, str(exc), lineage_path=path, binding=record)
     record = _binding_record(binding, eval_sha256)
-    feature_columns = sorted({f.column for f in model.features})
-    input_columns = expected_columns(pipeline) or [c for c in frame.columns if c != binding.label_column]
+    declared = expected_columns(pipeline)
+    if runs and declared is None:
+        return _incomplete(
+            model,
+            "inputs_unknown",
+            "the model is linked to the field through its training run, but its pipeline records no input column "
+            "names (feature_names_in_), so whether it reads the field is unknown; fit it on a pandas DataFrame",
+            lineage_path=path,
+            binding=record,
+        )
+    used_runs = [f for f in runs if declared is not None and f.column in declared]
+    if runs and not features and not used_runs:
+        columns = sorted({f.column for f in runs})
+        reason = Reason(
+            code="field_not_an_input",
+            severity=Verdict.PASS,
+            message=f"trained on data holding {', '.join(columns)}, but the verified pipeline's inputs "
+            f"({', '.join(declared or [])}) do not include it: the change cannot reach this model",
+        )
+        return ModelEvidence(
+            urn=model.urn,
+            name=model.name,
+            verdict=Verdict.PASS,
+            reasons=[reason],
+            lineage_path=path,
+            binding=record,
+            owners=model.owners,
+            production_marker=model.production_evidence,
+        )
+    untransformed = _non_identity(model, used_runs)
+    if untransformed is not None:
+        return untransformed
+    links = features + used_runs
+    path = links[0].path
+    feature_columns = sorted({f.column for f in links})
+    input_columns = declared or [c for c in frame.columns if c != binding.label_column]
     missing = [c for c in set(input_columns) | set(feature_columns) if c not in frame.columns]
     if missing:
         return _incomplete(
@@ -158,12 +193,40 @@ def prepare_model(model: AffectedModel, mutation: Mutation, base_dir: Path) -> P
         eval_sha256=eval_sha256,
         input_columns=input_columns,
         feature_columns=feature_columns,
+        path=path,
+    )
+
+
+def _non_identity(model: AffectedModel, links: list[AffectedFeature]) -> ModelEvidence | None:
+    for link in links:
+        if link.non_identity_transforms:
+            return _incomplete(
+                model,
+                "non_identity_transform",
+                f"the field reaches {link.column} ({_via(link)}) through transform(s) "
+                f"{', '.join(link.non_identity_transforms)}; the mutation cannot be propagated "
+                "faithfully, so this model was not tested",
+                lineage_path=link.path,
+            )
+    return None
+
+
+def _via(link: AffectedFeature) -> str:
+    return f"feature {link.name}" if link.link == "feature" else f"training run {link.urn}"
+
+
+def _binding_advice(message: str, runs: list[AffectedFeature]) -> str:
+    if not runs:
+        return message
+    return (
+        f"{message}. This model comes from DataHub's mlflow source, which rewrites its properties at every "
+        "ingestion: set the keys as MLflow model-version tags (the source copies them into DataHub)"
     )
 
 
 def run_model(prepared: PreparedModel, mutation: Mutation, policy: LoadedPolicy, cache: BaselineCache) -> ModelTest:
     model, binding = prepared.model, prepared.binding
-    path = model.features[0].path
+    path = prepared.path
     record = _binding_record(binding, prepared.eval_sha256)
     column = prepared.feature_columns[0]
     frame = prepared.frame
@@ -213,6 +276,7 @@ def run_model(prepared: PreparedModel, mutation: Mutation, policy: LoadedPolicy,
         metrics=metrics,
         experiment=experiment,
         owners=model.owners,
+        production_marker=model.production_evidence,
     )
     return ModelTest(evidence, (outcome.y_true, outcome.baseline, outcome.mutated.scores, outcome.mutated.failed))
 
@@ -225,13 +289,26 @@ def not_tested(discovery: Discovery) -> list[NotTested]:
 
 
 def overall(discovery: Discovery, models: list[ModelEvidence]) -> tuple[Verdict, list[str]]:
+    coverage = discovery.coverage
+    if not models and not coverage.complete:
+        return Verdict.INCOMPLETE, [
+            "no production model was found, but the lineage could not be read completely: "
+            + "; ".join(coverage.unreadable)
+        ]
     if not models:
         searched = ", ".join(discovery.datasets_searched)
-        return Verdict.PASS, [f"no production model depends on this field (lineage searched: {searched})"]
+        reached = len(coverage.models_reached)
+        tail = f"; {reached} model(s) reached, none in production" if reached else ""
+        return Verdict.PASS, [
+            f"no production model depends on this field (the whole lineage graph was read: {searched}{tail})"
+        ]
     verdict = overall_verdict([m.verdict for m in models])
     reasons = [
         f"{m.name}: {m.verdict}" + (f" — {_headline(m.reasons)}" if m.verdict != Verdict.PASS else "") for m in models
     ]
+    if not coverage.complete:
+        verdict = overall_verdict([verdict, Verdict.INCOMPLETE])
+        reasons.append("lineage could not be read completely: " + "; ".join(coverage.unreadable))
     return verdict, reasons
 
 

@@ -17,7 +17,9 @@ from seed.catalog import (
 )
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader, EntitySummary
-from tools.catalog.discovery import CatalogInputError, Discoverer, Discovery, production_status
+from tools.catalog.conventions import load_conventions
+from tools.catalog.discovery import CatalogInputError, Discoverer, Discovery
+from tools.catalog.production import production_marker
 from tools.settings import ProvenanceSettings
 
 
@@ -76,10 +78,14 @@ def test_unknown_dataset_names_the_closest_matches(settings: ProvenanceSettings)
         ([], {"mlflow.aliases": "champion, production"}, True),
         ([], {"mlflow.stage": "Staging"}, False),
         (["urn:li:tag:provenance:PASS"], {}, False),
+        (["urn:li:tag:mlflow_production"], {}, True),  # DataHub's mlflow source: <platform>_<stage>
+        (["urn:li:tag:mlflow_staging"], {}, False),
+        (["urn:li:tag:feast_production"], {}, False),  # another platform's stage tag
     ],
 )
 def test_production_status(tags: list[str], props: dict[str, str], expected: bool) -> None:
     entity = EntitySummary(
         urn="urn:li:mlModel:(urn:li:dataPlatform:mlflow,x,PROD)", type="MLMODEL", tags=tags, custom_properties=props
     )
-    assert production_status(entity)[0] is expected
+    marker = production_marker(entity, load_conventions().production)
+    assert (marker is not None) is expected
