@@ -320,6 +320,8 @@ def verdict_card(home: Path, evidence: Evidence, request: ApprovalRequest | None
         lines += ["", "**Not tested**", *(f"- {plain(n.name)}: {plain(n.reason)}" for n in evidence.not_tested)]
     if evidence.failures:
         lines += ["", "**Failures**", *(f"- {f.stage}: {plain(f.message)}" for f in evidence.failures)]
+    if evidence.coverage is not None:
+        lines += ["", "**Coverage**", *(f"- {plain(line)}" for line in evidence.coverage.lines())]
     _, evidence_json, report = run_files(home, evidence)
     lines += ["", f"**Evidence:** `{evidence_json}` · **Report:** `{report}`"]
     if request is not None:

@@ -36,9 +36,14 @@ def render_result(result: AssessmentResult) -> str:
             lines.append(f"  change: {model.experiment.mutation}; {model.experiment.rows_changed} rows changed")
         if model.metrics:
             lines.append(f"  {metrics_line(model.metrics)}")
+        if model.production_marker:
+            lines.append(f"  production: {model.production_marker}")
         lines += [f"  [{r.severity}] {r.message}" for r in model.reasons]
     for skipped in ev.not_tested:
         lines.append(f"\nnot tested: {skipped.name} ({skipped.reason})")
+    if ev.coverage is not None:
+        lines.append("\nCoverage:")
+        lines += [f"  {line}" for line in ev.coverage.lines()]
     lines.append(f"\nEvidence: {result.run_dir}/report.md")
     lines.append(f"{ev.mcp_calls} MCP calls; publication: {ev.publication.status}")
     return "\n".join(lines)

@@ -9,10 +9,13 @@ from __future__ import annotations
 import difflib
 import re
 
+from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.discovery import CatalogInputError
+from tools.catalog.training_runs import dataset_parts
 
 SCHEMA_FIELD = re.compile(r"^urn:li:schemaField:\((urn:li:dataset:\(.+\)),([^,()]+)\)$")
+PLATFORM_PREFIX = re.compile(r"^(?P<platform>[A-Za-z][\w-]*):(?P<rest>[^:].*)$")  # sqlite:main.table.field
 
 
 def dataset_name(urn: str) -> str:
@@ -33,8 +36,10 @@ def _score(hint: str, candidate: str) -> float:
     return ratio + last + shared
 
 
-async def resolve_field(reader: CatalogReader, subject: str) -> tuple[str, str]:
-    """(dataset urn, field) for 'db.schema.table.field', 'table.field', a schemaField URN or 'dataset URN.field'."""
+async def resolve_field(reader: CatalogReader, subject: str, conventions: Conventions | None = None) -> tuple[str, str]:
+    """(dataset urn, field) for 'db.schema.table.field', 'platform:db.table.field', 'table.field', a schemaField URN
+    or 'dataset URN.field'."""
+    conventions = conventions or load_conventions()
     subject = subject.strip().strip("`'\"")
     match = SCHEMA_FIELD.match(subject)
     if match:
@@ -44,11 +49,18 @@ async def resolve_field(reader: CatalogReader, subject: str) -> tuple[str, str]:
         if urn and field:
             return urn + ")", field
         raise CatalogInputError(f"{subject} names a dataset but no field; say which field, e.g. '{subject}.amount'")
+    platform = None
+    prefixed = PLATFORM_PREFIX.match(subject)
+    if prefixed and not subject.startswith("urn:"):
+        platform, subject = prefixed["platform"].lower(), prefixed["rest"]
     hint, _, field = subject.rpartition(".")
     if not field:
         raise CatalogInputError("name the field, e.g. 'payments.transactions.amount'")
     query = hint.split(".")[-1] if hint else field
-    candidates = [hit.urn for hit in await reader.search(query, filter="entity_type = dataset", num_results=25)]
+    only = "entity_type = dataset" + (f" AND platform = {platform}" if platform else "")
+    candidates = [hit.urn for hit in await reader.search(query, filter=only, num_results=25)]
+    if platform:
+        candidates = [u for u in candidates if dataset_parts(u)[0] == platform]
     if not hint:
         holders = []
         for urn in candidates:
@@ -62,15 +74,22 @@ async def resolve_field(reader: CatalogReader, subject: str) -> tuple[str, str]:
             "Qualify it, e.g. 'payments.public.transactions.amount'"
         )
     if not candidates:
-        raise CatalogInputError(f"no dataset in the catalog matches '{hint}'")
+        where = f" on platform {platform}" if platform else ""
+        raise CatalogInputError(f"no dataset in the catalog matches '{hint}'{where}")
     ranked = sorted(candidates, key=lambda urn: _score(hint, dataset_name(urn)), reverse=True)
-    best = ranked[0]
-    if len(ranked) > 1 and abs(_score(hint, dataset_name(ranked[1])) - _score(hint, dataset_name(best))) < 1e-9:
+    top = _score(hint, dataset_name(ranked[0]))
+    tied = [u for u in ranked if abs(_score(hint, dataset_name(u)) - top) < 1e-9]
+    # A mirror (e.g. the mlflow dataset named after a table) stands for a table; the table carries the lineage.
+    originals = [u for u in tied if not conventions.is_mirror(dataset_parts(u)[0])]
+    tied = originals or tied
+    if len(tied) > 1:
+        listed = "; ".join(f"{dataset_name(u)} on {dataset_parts(u)[0]} ({u})" for u in tied[:5])
         raise CatalogInputError(
-            f"'{hint}' matches several datasets equally: "
-            f"{', '.join(dataset_name(u) for u in ranked[:3])}; use the full name"
+            f"'{hint}' matches several datasets equally: {listed}. "
+            f"Name one as platform:name.field (e.g. '{dataset_parts(tied[0])[0]}:{dataset_name(tied[0])}.{field}') "
+            "or give its URN"
         )
-    return best, field
+    return tied[0], field
 
 
 async def resolve_model(reader: CatalogReader, subject: str) -> str:

@@ -16,8 +16,8 @@ from seed.catalog import (
     feature_urn,
 )
 from tools.catalog.connection import open_catalog
-from tools.catalog.datahub import CatalogReader, EntitySummary
 from tools.catalog.conventions import load_conventions
+from tools.catalog.datahub import CatalogReader, EntitySummary
 from tools.catalog.discovery import CatalogInputError, Discoverer, Discovery
 from tools.catalog.production import production_marker
 from tools.settings import ProvenanceSettings
