@@ -325,3 +325,32 @@ def test_rebuild_forgets_everything_and_indexes_the_rows(index: LineageIndex) ->
     index.rebuild([])
     assert index.edge_count() == 0
     assert all_edges(index) == set()
+
+
+RUN = "urn:li:dataProcessInstance:3f1c0de2b6f8"
+MLFLOW_DATA = str(DatasetUrn("mlflow", "main.applicant_features", "PROD"))
+
+
+def test_training_runs_link_their_inputs_to_the_model_as_gms_lineage_does() -> None:
+    """DataProcessInstanceConsumes (inputEdges), TrainedBy (trainingJobs) and DataProcessInstanceProduces
+    (outputEdges) are lineage in GMS; the plain `inputs` list (Consumes without isLineage) is not."""
+    run_input = m.DataProcessInstanceInputClass(inputs=[OTHER], inputEdges=[m.EdgeClass(destinationUrn=MLFLOW_DATA)])
+    run_output = m.DataProcessInstanceOutputClass(outputs=[], outputEdges=[m.EdgeClass(destinationUrn=MODEL)])
+    props = m.MLModelPropertiesClass(trainingJobs=[RUN])
+    assert edges_from_aspect(RUN, "dataProcessInstanceInput", as_json(RUN, run_input)) == [
+        Edge("entity", MLFLOW_DATA, RUN)
+    ]
+    assert edges_from_aspect(RUN, "dataProcessInstanceOutput", as_json(RUN, run_output)) == [
+        Edge("entity", RUN, MODEL)
+    ]
+    assert edges_from_aspect(MODEL, "mlModelProperties", as_json(MODEL, props)) == [Edge("entity", RUN, MODEL)]
+
+    index = LineageIndex()
+    index.replace(RUN, "dataProcessInstanceInput", as_json(RUN, run_input))
+    index.replace(RUN, "dataProcessInstanceOutput", as_json(RUN, run_output))
+    index.replace(MODEL, "mlModelProperties", as_json(MODEL, props))
+    assert index.paths(MLFLOW_DATA, "DOWNSTREAM", 2, "entity") == [[MLFLOW_DATA, RUN], [MLFLOW_DATA, RUN, MODEL]]
+    assert index.neighbours(OTHER, "DOWNSTREAM", "entity") == set()
+    # the same edge declared twice (trainingJobs and outputEdges) survives removing one of them
+    index.replace(RUN, "dataProcessInstanceOutput", None)
+    assert index.neighbours(RUN, "DOWNSTREAM", "entity") == {MODEL}

@@ -1,0 +1,48 @@
+"""The overall verdict's silence: PASS only when the whole graph was read and nothing depends."""
+
+from __future__ import annotations
+
+from policies.engine import Verdict
+from tools.catalog.coverage import Coverage, ModelReach
+from tools.catalog.datahub import EntitySummary
+from tools.catalog.discovery import Discovery
+from tools.experiment.assess import overall
+
+SOURCE = "urn:li:dataset:(urn:li:dataPlatform:sqlite,main.applicant_features,PROD)"
+
+
+def _discovery(coverage: Coverage) -> Discovery:
+    return Discovery(
+        dataset_urn=SOURCE,
+        field="income",
+        field_type="NUMBER",
+        field_native_type="REAL",
+        dataset=EntitySummary(urn=SOURCE, type="DATASET"),
+        precision="column",
+        datasets_searched=[SOURCE],
+        features=[],
+        models=[],
+        mcp_calls=0,
+        duration_ms=0.0,
+        coverage=coverage,
+    )
+
+
+def test_nothing_found_after_reading_everything_is_pass_and_says_so() -> None:
+    verdict, reasons = overall(_discovery(Coverage(datasets_searched=[SOURCE])), [])
+    assert verdict is Verdict.PASS
+    assert "no production model depends on this field" in reasons[0] and "whole lineage graph was read" in reasons[0]
+
+
+def test_nothing_found_with_unread_lineage_is_incomplete_never_pass() -> None:
+    coverage = Coverage(datasets_searched=[SOURCE], unreadable=["downstream lineage of X: more than 200 results"])
+    verdict, reasons = overall(_discovery(coverage), [])
+    assert verdict is Verdict.INCOMPLETE
+    assert "more than 200 results" in reasons[0]
+    assert not coverage.complete and "coverage: INCOMPLETE (see 'could not read')" in coverage.lines()
+
+
+def test_models_reached_but_none_in_production_are_counted_in_the_pass_reason() -> None:
+    reach = ModelReach(urn="urn:li:mlModel:(x)", name="m", production=False, marker="no marker", links=["feature f"])
+    verdict, reasons = overall(_discovery(Coverage(datasets_searched=[SOURCE], models_reached=[reach])), [])
+    assert verdict is Verdict.PASS and "1 model(s) reached, none in production" in reasons[0]
