@@ -10,7 +10,12 @@ PYTHON ?= $(shell for c in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3 p
 	$$HOME/.pyenv/versions/3.11*/bin/python3 python3; do \
 	if $$c -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then echo $$c; break; fi; done)
 
-.PHONY: demo test lint chat clean
+# System packages the tests need, as BINARY:PACKAGE pairs for scripts/system_deps.sh, which installs them with
+# apt-get when the binary is missing. tests/e2e drive Debian's Chromium at $(CHROMIUM) (tests/e2e/browser.py).
+export CHROMIUM ?= /usr/bin/chromium
+SYSTEM_DEPS ?= $(CHROMIUM):chromium
+
+.PHONY: demo test lint system-deps chat clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python >= 3.11 not found; install python3.12 (or 3.11)" >&2; exit 1; }
@@ -28,7 +33,11 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/mypy chainlit_app.py
 
-test: $(STAMP) lint
+# Every time (not a stamp): a check of the binaries is instant, and a stamp would not notice one removed later.
+system-deps:
+	bash scripts/system_deps.sh $(SYSTEM_DEPS)
+
+test: $(STAMP) system-deps lint
 	$(BIN)/pytest -q
 
 # The chat UI on http://127.0.0.1:8000 (login provenance / $$PROVENANCE_CHAT_PASSWORD, default "provenance").

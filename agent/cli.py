@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -95,7 +97,7 @@ HANDLERS = {
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
@@ -108,12 +110,49 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CatalogInputError, PlanError, PolicyError, EvidenceError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except OSError as exc:  # e.g. a full disk while writing evidence: nothing half-written is kept
-        print(f"error: {exc}; free the space or fix the permissions, then `provenance resume THREAD`", file=sys.stderr)
+    except BrokenPipeError:  # stdout's reader went away (`| head`): main() handles it, it is not a disk problem
+        raise
+    except OSError as exc:  # a full disk while writing evidence keeps nothing half-written: resuming is safe
+        advice = "; free the space or fix the permissions, then `provenance resume THREAD`"
+        print(f"error: {exc}{advice if exc.errno in (errno.ENOSPC, errno.EACCES) else ''}", file=sys.stderr)
         return EXIT_FAILURE
     except CatalogError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+
+
+def _stdout_to_devnull() -> None:
+    """Point fd 1 at /dev/null so nothing later (the interpreter's final flush) writes to the broken pipe again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # stdout replaced by something without a descriptor
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. When stdout's reader closes early (`provenance assess --json | head -3`), exit quietly:
+    no traceback, no "error:" line. The exit code is the command's own when it had already returned (its output
+    was still buffered and only the final flush failed: the verdict's 0/10/20/30 stays usable as a CI gate), and
+    EXIT_FAILURE (1) when the pipe broke while the command was still printing: its code is then unknown, and 1 is
+    never mistaken for a PASS. (Not 141 = 128 + SIGPIPE: the code should say what happened to the command, and the
+    evidence is on disk either way.)"""
+    code: int | None = None
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # inside the try: buffered output reaches the pipe here, not at interpreter exit
+    except SystemExit:  # argparse's --help / usage errors: flush here too, for the same reason
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _stdout_to_devnull()
+        raise
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_FAILURE if code is None else code
+    return code
 
 
 if __name__ == "__main__":

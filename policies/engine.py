@@ -194,18 +194,21 @@ def _auc_reason(m: ModelMetrics, rule: AucDropRule) -> Reason:
             message=f"ROC AUC could not be computed on the {m.n_scored} successfully scored rows "
             "(needs at least 2 positives and 2 negatives among them)",
         )
-    drop, p = -m.auc_delta, m.auc_p_value
-    ci = f"{_pct(m.confidence)} CI of the change {m.auc_delta_ci_low:+.4f} to {m.auc_delta_ci_high:+.4f}"
-    facts = f"AUC {m.auc_baseline:.4f} -> {m.auc_mutated:.4f} (drop {drop:+.4f}, {ci}, DeLong p = {p:.3g})"
+    drop, p = -m.auc_delta, m.auc_p_value  # the thresholds are on the drop (baseline - mutated)
+    # The message speaks of one quantity only, the change (mutated - baseline), so the delta and both CI bounds
+    # carry the same sign convention: a drop reads "change -0.1727, 95% CI -0.1854 to -0.1601".
+    ci = f"{_pct(m.confidence)} CI {m.auc_delta_ci_low:+.4f} to {m.auc_delta_ci_high:+.4f}"
+    change = f"change {m.auc_delta:+.4f}, {ci}, DeLong p = {p:.3g}"
+    facts = f"AUC {m.auc_baseline:.4f} -> {m.auc_mutated:.4f} ({change})"
     significant = p < rule.alpha
     if significant and drop >= rule.block:
-        level, threshold, why = Verdict.BLOCK, rule.block, f"significant and >= {rule.block:g} block threshold"
+        level, threshold, why = Verdict.BLOCK, rule.block, f"significant, drop >= {rule.block:g} block"
     elif significant and drop >= rule.warning:
-        level, threshold, why = Verdict.WARNING, rule.warning, f"significant and >= {rule.warning:g} warning threshold"
+        level, threshold, why = Verdict.WARNING, rule.warning, f"significant, drop >= {rule.warning:g} warning"
     elif not significant:
         level, threshold, why = Verdict.PASS, rule.warning, f"not significant (p >= alpha {rule.alpha:g})"
     else:
-        level, threshold, why = Verdict.PASS, rule.warning, f"below the {rule.warning:g} practical minimum"
+        level, threshold, why = Verdict.PASS, rule.warning, f"a drop below the {rule.warning:g} practical minimum"
     return Reason(
         code=f"auc_drop_{level.lower()}",
         severity=level,

@@ -35,7 +35,7 @@ def server(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)")
+        pytest.fail(f"{CHROMIUM} is missing: make system-deps (make test runs it) or apt-get install -y chromium")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser

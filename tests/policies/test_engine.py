@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,45 @@ def test_auc_drop_needs_significance_and_size(drop: float, p_value: float, expec
     reason = next(r for r in decision.reasons if r.metric == "auc_drop")
     assert reason.code == f"auc_drop_{expected.lower()}" and reason.value == pytest.approx(drop)
     assert "DeLong p" in reason.message
+
+
+AUC_FACTS = re.compile(
+    r"AUC (?P<before>\d\.\d{4}) -> (?P<after>\d\.\d{4}) \(change (?P<delta>[+-]\d\.\d{4}), "
+    r"95% CI (?P<low>[+-]\d\.\d{4}) to (?P<high>[+-]\d\.\d{4}), DeLong p = "
+)
+
+
+@pytest.mark.parametrize(
+    ("delta", "ci_low", "ci_high", "p_value"),
+    [
+        (-0.1727, -0.1854, -0.1601, 1e-12),  # a significant drop (the demo's cents change): all three negative
+        (-0.02, -0.035, -0.005, 0.01),  # a smaller significant drop
+        (0.0150, 0.0040, 0.0260, 0.01),  # a significant improvement: all three positive
+        (0.2, 0.15, 0.25, 1e-6),
+    ],
+)
+def test_auc_reason_uses_one_sign_for_the_change_and_its_interval(
+    delta: float, ci_low: float, ci_high: float, p_value: float
+) -> None:
+    m = metrics(
+        auc_mutated=0.85 + delta, auc_delta=delta, auc_delta_ci_low=ci_low, auc_delta_ci_high=ci_high,
+        auc_p_value=p_value,
+    )  # fmt: skip
+    reason = next(r for r in evaluate(m, POLICY).reasons if r.metric == "auc_drop")
+    found = AUC_FACTS.search(reason.message)
+    assert found, reason.message
+    shown = {k: float(found[k]) for k in ("delta", "low", "high")}
+    assert shown == pytest.approx({"delta": delta, "low": ci_low, "high": ci_high}, abs=5e-5), reason.message
+    sign = np.sign(delta)
+    assert all(found[k][0] == ("-" if sign < 0 else "+") for k in ("delta", "low", "high")), reason.message
+    assert np.sign(float(found["after"]) - float(found["before"])) == sign, reason.message
+    assert reason.value == pytest.approx(-delta)  # the thresholds still compare the drop (baseline - mutated)
+
+
+def test_auc_reason_interval_straddling_zero_keeps_each_bounds_own_sign() -> None:
+    m = metrics(auc_mutated=0.84, auc_delta=-0.01, auc_delta_ci_low=-0.03, auc_delta_ci_high=0.01, auc_p_value=0.3)
+    found = AUC_FACTS.search(next(r for r in evaluate(m, POLICY).reasons if r.metric == "auc_drop").message)
+    assert found and (found["delta"], found["low"], found["high"]) == ("-0.0100", "-0.0300", "+0.0100")
 
 
 @pytest.mark.parametrize(

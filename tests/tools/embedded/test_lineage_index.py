@@ -340,9 +340,7 @@ def test_training_runs_link_their_inputs_to_the_model_as_gms_lineage_does() -> N
     assert edges_from_aspect(RUN, "dataProcessInstanceInput", as_json(RUN, run_input)) == [
         Edge("entity", MLFLOW_DATA, RUN)
     ]
-    assert edges_from_aspect(RUN, "dataProcessInstanceOutput", as_json(RUN, run_output)) == [
-        Edge("entity", RUN, MODEL)
-    ]
+    assert edges_from_aspect(RUN, "dataProcessInstanceOutput", as_json(RUN, run_output)) == [Edge("entity", RUN, MODEL)]
     assert edges_from_aspect(MODEL, "mlModelProperties", as_json(MODEL, props)) == [Edge("entity", RUN, MODEL)]
 
     index = LineageIndex()
