@@ -6,6 +6,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ os.environ["DATAHUB_TELEMETRY_ENABLED"] = "false"
 
 from seed.seeding import seed_demo  # noqa: E402
 from tools.settings import ProvenanceSettings  # noqa: E402
+
+if TYPE_CHECKING:
+    from tests.realworld.world import RealWorld
 
 
 @pytest.fixture(scope="session")
@@ -38,3 +42,20 @@ def seeded_home(seeded_template: Path, tmp_path: Path) -> Iterator[Path]:
 @pytest.fixture
 def settings(seeded_home: Path) -> ProvenanceSettings:
     return ProvenanceSettings(provenance_home=seeded_home)
+
+
+@pytest.fixture(scope="session")
+def real_world(tmp_path_factory: pytest.TempPathFactory) -> RealWorld:
+    """A world written by DataHub's real ingestion sources (sqlalchemy, sql-queries, mlflow) over a SQLite warehouse
+    and a real MLflow store, built once per session (~15 s); read-only: use ``real_world_copy`` to write."""
+    from tests.realworld.world import build_world
+
+    return build_world(tmp_path_factory.mktemp("real-world"))
+
+
+@pytest.fixture
+def real_world_copy(real_world: RealWorld, tmp_path: Path) -> RealWorld:
+    """A private, writable copy of ``real_world`` (Lite file, warehouse, MLflow store and artifacts, CSVs)."""
+    from tests.realworld.world import copy_world
+
+    return copy_world(real_world, tmp_path / "real-world")

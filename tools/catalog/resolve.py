@@ -100,6 +100,13 @@ async def resolve_model(reader: CatalogReader, subject: str) -> str:
     exact = [u for u in hits if model_name(u) == subject]
     if len(exact) == 1:
         return exact[0]
+    # DataHub's mlflow source names one model per registered version: <name>_<version>
+    versions = [u for u in hits if re.fullmatch(re.escape(subject) + r"_\d+", model_name(u))]
+    if len(versions) == 1:
+        return versions[0]
+    if versions:
+        listed = ", ".join(sorted(model_name(u) for u in versions))
+        raise CatalogInputError(f"'{subject}' has several registered versions in the catalog: {listed}; name one")
     names = [model_name(u) for u in hits]
     close = difflib.get_close_matches(subject, names, n=3, cutoff=0.5)
     raise CatalogInputError(f"no model named '{subject}'" + (f"; did you mean {', '.join(close)}?" if close else ""))
