@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.commands.assess import _cmd_assess
+from agent.commands.bind import _cmd_bind, add_bind_parser
 from agent.commands.catalog import _cmd_demo, _cmd_lineage, _cmd_seed, _cmd_serve
 from agent.commands.conversation import _cmd_ask, _cmd_publish, _cmd_resume, _cmd_runs
 from agent.commands.traces import _cmd_replay, _cmd_traces
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--live", action="store_true", help="ask the current catalog (read-only) instead")
     replay.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep the replay's evidence in DIR")
     replay.add_argument("--json", action="store_true", help="the report as JSON on stdout")
+    add_bind_parser(commands)
     return parser
 
 
@@ -94,6 +96,7 @@ HANDLERS = {
     "seed": _cmd_seed,
     "catalog": _cmd_serve,
     "lineage": _cmd_lineage,
+    "bind": _cmd_bind,
 }
 
 

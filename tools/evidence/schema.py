@@ -40,12 +40,17 @@ class PlanRecord(BaseModel):
 
 
 class BindingRecord(BaseModel):
-    artifact_path: str
+    artifact_path: str  # the local file hashed and unpickled (a download's cache path for non-local URIs)
     artifact_sha256_expected: str
     eval_data_path: str
     eval_data_sha256: str | None = None
     label_column: str
     decision_threshold: float
+    artifact_uri: str | None = None  # provenance.artifact_uri as recorded in the catalog
+    eval_data_uri: str | None = None  # provenance.eval_data_uri as recorded in the catalog
+    mlflow_model: str | None = None  # registered model name (`provenance bind` writes it)
+    mlflow_version: str | None = None
+    mlflow_run_id: str | None = None  # the MLflow run that trained the version
 
 
 class ExperimentRecord(BaseModel):

@@ -94,6 +94,11 @@ def _binding_record(binding: ModelBinding, eval_sha256: str | None = None) -> Bi
         eval_data_sha256=eval_sha256,
         label_column=binding.label_column,
         decision_threshold=binding.decision_threshold,
+        artifact_uri=binding.artifact_uri,
+        eval_data_uri=binding.eval_data_uri,
+        mlflow_model=binding.mlflow_model,
+        mlflow_version=binding.mlflow_version,
+        mlflow_run_id=binding.mlflow_run_id,
     )
 
 
