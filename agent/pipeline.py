@@ -46,11 +46,14 @@ class AssessmentResult(BaseModel):
                     "name": m.name,
                     "verdict": m.verdict,
                     "reasons": [r.message for r in m.reasons],
+                    "reason_codes": [r.code for r in m.reasons],
+                    "production_marker": m.production_marker,
                     "metrics": m.metrics.model_dump(mode="json") if m.metrics else None,
                 }
                 for m in ev.models
             ],
             "not_tested": [n.model_dump() for n in ev.not_tested],
+            "coverage": ev.coverage.model_dump(mode="json") if ev.coverage else None,
             "policy": ev.policy.model_dump(),
             "evidence": {
                 "folder": str(self.run_dir),
