@@ -45,7 +45,7 @@ def make_measure(ctx: AgentContext) -> Any:
             if isinstance(prepared, ModelEvidence):
                 test = ModelTest(prepared)
             else:
-                test = run_model(prepared, mutation, ctx.policy, _BASELINES)
+                test = run_model(prepared, mutation, _BASELINES)
             if test.arrays is not None:
                 test.evidence.plots = write_plots(staging, slug(test.evidence.name), *test.arrays)
             results.append(test.evidence)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.pipeline import AssessmentResult
+from agent.assessment import AssessmentResult
 from tools.experiment.metrics import ModelMetrics
 
 

@@ -58,4 +58,4 @@ class ExperimentPlan(BaseModel):
     )
 
 
-PlannerName = Literal["deterministic", "gemini", "replay"]
+PlannerName = Literal["deterministic", "gemini", "replay", "cli"]

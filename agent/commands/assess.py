@@ -6,12 +6,11 @@ import argparse
 import asyncio
 import json
 
+from agent.assessment import AssessmentResult, assess_change
+from agent.context import AgentContext, CatalogHandle
 from agent.exit_codes import EXIT_CODES
-from agent.pipeline import AssessmentResult, assess_change
 from agent.render import render_result
 from policies.engine import load_policy
-from tools.catalog.connection import open_catalog
-from tools.evidence.schema import ChangeRequest, PlanRecord
 from tools.experiment.mutations import PlanError, parse_mutation
 from tools.settings import ProvenanceSettings
 
@@ -33,22 +32,9 @@ def parse_params(pairs: list[str]) -> dict[str, object]:
 async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
     mutation = parse_mutation(args.op, parse_params(args.param), fraction=args.fraction, seed=args.seed)
     policy = load_policy(args.policy)
-    request = ChangeRequest(
-        dataset_urn=args.dataset,
-        field=args.field,
-        op=mutation.op,
-        params=mutation.model_dump(exclude={"op", "fraction", "seed"}),
-        fraction=mutation.fraction,
-        seed=mutation.seed,
-    )
-    plan = PlanRecord(
-        planner="cli",
-        mutation=mutation.model_dump(mode="json"),
-        description=mutation.describe(args.field),
-        rationale="given on the command line",
-    )
-    async with open_catalog(settings) as catalog:
-        return await assess_change(settings, catalog, request, plan, mutation, policy)
+    async with CatalogHandle(settings) as handle:
+        context = AgentContext(settings=settings, policy=policy, catalog=handle)
+        return await assess_change(context, args.dataset, args.field, mutation)
 
 
 def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:

@@ -2,7 +2,8 @@
 refused plans and a tampered artifact.
 
 Each CLI subprocess starts the embedded catalog and the MCP server (~5-10 s), so the subprocess runs are few and
-started together (`cli_runs`); the remaining cases go in-process through `assess_change` on one opened catalog.
+started together (`cli_runs`); the remaining cases go in-process through `assess_change` (the agent's graph with a
+fixed plan, as the CLI runs it) on one opened catalog.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from typing import Any
 
 import pytest
 
+from agent.assessment import AssessmentResult, assess_change
 from agent.cli import main
-from agent.pipeline import AssessmentResult, assess_change
+from agent.context import AgentContext, CatalogHandle
 from policies.engine import DEFAULT_POLICY_PATH, Policy, Verdict, load_policy
 from seed.catalog import CONTROL_MODEL_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN
 from seed.model import read_eval_frame
-from tools.catalog.connection import open_catalog
-from tools.evidence.schema import ChangeRequest, ModelEvidence, PlanRecord
+from tools.evidence.schema import ModelEvidence
 from tools.experiment.metrics import ModelMetrics
 from tools.experiment.mutations import ALLOWED_OPERATORS, parse_mutation
 from tools.settings import ProvenanceSettings
@@ -259,21 +260,12 @@ CASES: dict[str, Case] = {
 
 
 async def _assess_all(settings: ProvenanceSettings) -> dict[str, AssessmentResult]:
-    policy = load_policy()
     results = {}
-    async with open_catalog(settings) as catalog:
+    async with CatalogHandle(settings) as handle:
+        context = AgentContext(settings=settings, policy=load_policy(), catalog=handle)
         for name, case in CASES.items():
             mutation = parse_mutation(case.op, case.params, fraction=case.fraction, seed=case.seed)
-            request = ChangeRequest(
-                dataset_urn=POSTGRES_TABLE_URN,
-                field=case.field,
-                op=case.op,
-                params=case.params,
-                fraction=case.fraction,
-                seed=case.seed,
-            )
-            plan = PlanRecord(planner="cli", mutation=mutation.model_dump(mode="json"), description=name)
-            results[name] = await assess_change(settings, catalog, request, plan, mutation, policy)
+            results[name] = await assess_change(context, POSTGRES_TABLE_URN, case.field, mutation)
     return results
 
 

@@ -4,7 +4,7 @@ The fraud detector's binding in the catalog is pointed at bad artifacts one afte
 file with the DataHub SDK while the endpoint runs): a wrong hash, a missing file, bytes that are not a pipeline,
 a pickle of something else, pipelines that expect other columns or ignore the field, a malformed digest, missing
 binding keys, missing or unlabelled evaluation data. The artifacts that must not be loaded are pickles whose
-unpickling creates a marker file. Each case runs through the real assessment path (`agent.pipeline.assess_change`
+unpickling creates a marker file. Each case runs through the real assessment path (`agent.assessment.assess_change`
 over MCP; one also through the graph) and must make the model INCOMPLETE with its reason code, marker absent.
 
 A positive control gives the marker pickle its correct hash: it is then unpickled (the marker appears) and still
@@ -29,14 +29,13 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from agent.assessment import assess_change
 from agent.context import AgentContext
 from agent.conversation import open_session
-from agent.pipeline import assess_change
 from policies.engine import load_policy
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, write_to_lite
 from tests.reliability.common import DEMO_QUESTION, KeptHandle, fresh_home, settings_for
 from tools.embedded.store import LiteStore
-from tools.evidence.schema import ChangeRequest, PlanRecord
 from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, LABEL_COLUMN
 from tools.experiment.mutations import parse_mutation
 from tools.settings import ProvenanceSettings
@@ -177,18 +176,13 @@ def rebind(db: Path, properties: dict[str, str]) -> None:
 
 async def _assess(settings: ProvenanceSettings, cases: list[ArtifactCase]) -> list[ArtifactOutcome]:
     mutation = parse_mutation("scale", {"factor": 100})
-    request = ChangeRequest(
-        dataset_urn=POSTGRES_TABLE_URN, field="amount", op="scale", params={"factor": 100}, fraction=1.0, seed=0
-    )
-    plan = PlanRecord(planner="cli", mutation=mutation.model_dump(mode="json"), description="x100")
-    policy = load_policy()
     outcomes = []
-    handle = KeptHandle(settings)  # one catalog for the pipeline and the graph
+    handle = KeptHandle(settings)  # one catalog for the fixed-plan assessments and the conversations
     try:
-        catalog = await handle.get()
+        context = AgentContext(settings=settings, policy=load_policy(), catalog=handle)
         for case in (c for c in cases if not c.through_graph):
             rebind(settings.lite_db, case.properties)
-            result = await assess_change(settings, catalog, request, plan, mutation, policy)
+            result = await assess_change(context, POSTGRES_TABLE_URN, "amount", mutation)
             model = next(m for m in result.evidence.models if m.urn == FRAUD_MODEL_URN)
             codes = [r.code for r in model.reasons]
             outcomes.append(_outcome(case, str(model.verdict), codes, str(result.evidence.verdict)))

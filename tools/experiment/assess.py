@@ -1,9 +1,9 @@
 """Testing every affected production model against one mutation, and the overall verdict.
 
 Two phases per model: `prepare_model` (binding, verified artifact, evaluation data, column checks) and
-`run_model` (inference, metrics, policy). Problems with a model's binding make that model INCOMPLETE; a plan
-that does not fit the data (e.g. a category mapping on a numeric column) raises PlanError so the caller can
-refuse it before anything runs or is written.
+`run_model` (inference, metrics; the policy judges afterwards, once, in the graph's `judge` node). Problems with
+a model's binding make that model INCOMPLETE; a plan that does not fit the data (e.g. a category mapping on a
+numeric column) raises PlanError so the caller can refuse it before anything runs or is written.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from policies.engine import Decision, LoadedPolicy, Reason, Verdict, evaluate, incomplete, overall_verdict
+from policies.engine import Decision, Reason, Verdict, incomplete, overall_verdict
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.evidence.schema import BindingRecord, ExperimentRecord, ModelEvidence, NotTested
 from tools.experiment.binding import (
@@ -229,7 +229,9 @@ def _binding_advice(message: str, runs: list[AffectedFeature]) -> str:
     )
 
 
-def run_model(prepared: PreparedModel, mutation: Mutation, policy: LoadedPolicy, cache: BaselineCache) -> ModelTest:
+def run_model(prepared: PreparedModel, mutation: Mutation, cache: BaselineCache) -> ModelTest:
+    """Inference and metrics. The verdict is left to the policy, applied once, in the graph's `judge` node: until
+    then a measured model reads INCOMPLETE with no reasons."""
     model, binding = prepared.model, prepared.binding
     path = prepared.path
     record = _binding_record(binding, prepared.eval_sha256)
@@ -257,7 +259,6 @@ def run_model(prepared: PreparedModel, mutation: Mutation, policy: LoadedPolicy,
         outcome.mutated.failed,
         threshold=binding.decision_threshold,
     )
-    decision = evaluate(metrics, policy.policy)
     experiment = ExperimentRecord(
         rows=len(frame),
         rows_changed=outcome.rows_changed,
@@ -273,8 +274,8 @@ def run_model(prepared: PreparedModel, mutation: Mutation, policy: LoadedPolicy,
     evidence = ModelEvidence(
         urn=model.urn,
         name=model.name,
-        verdict=decision.verdict,
-        reasons=list(decision.reasons),
+        verdict=Verdict.INCOMPLETE,
+        reasons=[],
         feature_column=column,
         lineage_path=path,
         binding=record,
