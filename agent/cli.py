@@ -15,15 +15,28 @@ from agent.commands.bind import _cmd_bind, add_bind_parser
 from agent.commands.catalog import _cmd_demo, _cmd_lineage, _cmd_seed, _cmd_serve
 from agent.commands.conversation import _cmd_ask, _cmd_publish, _cmd_resume, _cmd_runs
 from agent.commands.traces import _cmd_replay, _cmd_traces
+from agent.errors import UsageError
 from agent.exit_codes import EXIT_BAD_INPUT, EXIT_FAILURE
 from policies.engine import PolicyError
+from tools.catalog.conventions import ConventionsError
 from tools.catalog.discovery import CatalogInputError
 from tools.catalog.session import CatalogError
 from tools.evidence.store import EvidenceError
 from tools.experiment.mutations import ALLOWED_OPERATORS, PlanError
+from tools.registry.mlflow_registry import RegistryError
 from tools.settings import load_settings
 
 log = logging.getLogger("provenance")
+# Errors that mean the request cannot be served as asked (exit 2); anything else unexpected is ours (exit 1).
+BAD_INPUT = (
+    CatalogInputError,
+    PlanError,
+    PolicyError,
+    ConventionsError,
+    EvidenceError,
+    RegistryError,
+    UsageError,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,7 +123,7 @@ def _run(argv: Sequence[str] | None) -> int:
     settings = load_settings()
     try:
         return HANDLERS[args.command](settings, args)
-    except (CatalogInputError, PlanError, PolicyError, EvidenceError, ValueError) as exc:
+    except BAD_INPUT as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # stdout's reader went away (`| head`): main() handles it, it is not a disk problem
@@ -122,6 +135,27 @@ def _run(argv: Sequence[str] | None) -> int:
     except CatalogError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    except Exception as exc:  # a bug of ours, not bad input: say so, keep the traceback for the report
+        where = _log_internal_error(settings.logs / "cli.log", args.command)
+        print(
+            f"internal error: {type(exc).__name__}: {exc}. This is a bug in Provenance, not your input; "
+            f"the traceback is in {where}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+
+
+def _log_internal_error(path: Path, command: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log.addHandler(handler)
+    try:
+        log.exception("internal error in `provenance %s`", command)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    return path
 
 
 def _stdout_to_devnull() -> None:

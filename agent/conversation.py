@@ -23,6 +23,7 @@ from langgraph.types import Command
 
 from agent.checkpoints import sqlite_checkpointer
 from agent.context import AgentContext, CatalogHandle, collect_calls
+from agent.errors import UsageError
 from agent.graph import build_graph
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
 from agent.traces import TraceRecorder, TurnInput
@@ -128,7 +129,7 @@ class Session:
         on_update: UpdateHook | None = None,
     ) -> TurnResult:
         if await self.pending(thread_id) is None:
-            raise ValueError(f"thread {thread_id} has no pending approval; `provenance runs` lists runs")
+            raise UsageError(f"thread {thread_id} has no pending approval; `provenance runs` lists runs")
         turn_input = TurnInput(kind="decide", decision=decision)
         return await self._turn(turn_input, Command(resume=decision.model_dump()), thread_id, callbacks, on_update)
 

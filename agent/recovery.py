@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent.conversation import Session, TurnResult
+from agent.errors import UsageError
 
 ThreadState = Literal["unknown", "finished", "pending_approval", "interrupted"]
 
@@ -60,7 +61,7 @@ async def continue_thread(session: Session, thread_id: str, callbacks: list[Any]
     """
     status = await thread_status(session, thread_id)
     if status.state == "unknown":
-        raise ValueError(f"thread {thread_id}: {status.message}; `provenance runs` lists runs")
+        raise UsageError(f"thread {thread_id}: {status.message}; `provenance runs` lists runs")
     config = session.config(thread_id, callbacks)
     if status.state == "interrupted":
         await session.graph.ainvoke(None, config)

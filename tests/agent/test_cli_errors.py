@@ -14,6 +14,8 @@ import pytest
 
 import agent.cli
 from agent.cli import main
+from agent.errors import UsageError
+from tools.experiment.mutations import PlanError
 from tools.settings import ProvenanceSettings
 
 NOISE = ("Broken pipe", "free the space", "Traceback", "Exception ignored", "BrokenPipeError")
@@ -112,3 +114,44 @@ def test_os_error_names_itself_and_only_disk_or_permission_gets_the_advice(
     assert err.startswith(f"error: {error}"), err
     assert ("free the space or fix the permissions, then `provenance resume THREAD`" in err) is advice, err
     assert "Broken pipe" not in err
+
+
+def _our_bug() -> Exception:
+    from pydantic import BaseModel, ValidationError
+
+    class Record(BaseModel):
+        count: int
+
+    try:
+        Record.model_validate({"count": "many"})
+    except ValidationError as exc:
+        return exc
+    raise AssertionError("pydantic accepted a bad record")
+
+
+def test_an_internal_error_is_exit_1_with_the_log_path_not_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pydantic ValidationError from our own code is a ValueError; it must not pass for the user's bad input."""
+    monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
+    monkeypatch.setitem(agent.cli.HANDLERS, "runs", raising(_our_bug()))
+    assert main(["runs"]) == 1
+    err = capsys.readouterr().err
+    log_file = tmp_path / "logs" / "cli.log"
+    assert err.startswith("internal error: ValidationError") and str(log_file) in err, err
+    assert "Traceback" in log_file.read_text() and "internal error in `provenance runs`" in log_file.read_text()
+
+
+@pytest.mark.parametrize(
+    "error",
+    [PlanError("factor must be non-zero"), UsageError("thread t has no pending approval")],
+    ids=["plan", "usage"],
+)
+def test_bad_input_is_exit_2_and_names_the_problem(
+    error: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
+    monkeypatch.setitem(agent.cli.HANDLERS, "runs", raising(error))
+    assert main(["runs"]) == 2
+    assert capsys.readouterr().err == f"error: {error}\n"
+    assert not (tmp_path / "logs" / "cli.log").exists()
