@@ -1,4 +1,4 @@
-"""Provenance chat: Chainlit UI events only; what it shows comes from agent/chat_support.py.
+"""Provenance chat: Chainlit UI events only; what it shows comes from the package agent/chat.
 
 Run `make chat` (or `chainlit run chainlit_app.py`) and log in as `provenance` / $PROVENANCE_CHAT_PASSWORD
 (default `provenance`). One agent session (checkpoints + the MCP catalog) serves every chat of the process.
@@ -15,7 +15,8 @@ import chainlit as cl
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.types import ThreadDict
 
-from agent import chat_support as ui
+from agent.chat import auth, cards, datalayer, messages, replay
+from agent.chat.narration import StepNarrator
 from agent.conversation import Session, TurnResult, UpdateHook, open_session
 from agent.llm import chat_model_from_env
 from agent.state import ApprovalDecision, ApprovalRequest
@@ -24,8 +25,8 @@ from tools.evidence.store import EvidenceError, read_evidence
 from tools.settings import load_settings
 
 SETTINGS = load_settings()
-ui.ensure_auth_secret(SETTINGS.home)  # Chainlit reads CHAINLIT_AUTH_SECRET only after importing this module
-CHAT_DB = ui.init_chat_db(SETTINGS.home)
+auth.ensure_auth_secret(SETTINGS.home)  # Chainlit reads CHAINLIT_AUTH_SECRET only after importing this module
+CHAT_DB = datalayer.init_chat_db(SETTINGS.home)
 APPROVAL_TIMEOUT_S = 3600  # unanswered, the approval stays pending in the checkpoint: reopen the chat to decide
 _resources = AsyncExitStack()
 _session: Session | None = None
@@ -49,14 +50,14 @@ def data_layer() -> SQLAlchemyDataLayer:
 
 @cl.password_auth_callback
 async def login(username: str, password: str) -> cl.User | None:
-    if ui.check_login(username, password):
+    if auth.check_login(username, password):
         return cl.User(identifier=username, metadata={"role": "admin", "provider": "credentials"})
     return None
 
 
 @cl.set_starters
 async def starters(user: cl.User | None = None, language: str | None = None) -> list[cl.Starter]:
-    return [cl.Starter(label=label, message=message) for label, message in ui.STARTERS]
+    return [cl.Starter(label=label, message=message) for label, message in messages.STARTERS]
 
 
 def agent() -> Session:
@@ -65,7 +66,7 @@ def agent() -> Session:
     return _session
 
 
-async def run_turn(call: Callable[[UpdateHook], Awaitable[TurnResult]], narrator: ui.StepNarrator) -> TurnResult | None:
+async def run_turn(call: Callable[[UpdateHook], Awaitable[TurnResult]], narrator: StepNarrator) -> TurnResult | None:
     """Run one graph turn, showing every node as a step; catalog failures become a plain message."""
 
     async def show_step(node: str, update: dict[str, Any]) -> None:
@@ -76,7 +77,7 @@ async def run_turn(call: Callable[[UpdateHook], Awaitable[TurnResult]], narrator
     try:
         return await call(show_step)
     except CatalogError as exc:
-        await cl.Message(content=ui.catalog_error_markdown(exc)).send()
+        await cl.Message(content=messages.catalog_error_markdown(exc)).send()
         return None
 
 
@@ -85,17 +86,17 @@ async def show_run(run_id: str, request: ApprovalRequest | None = None) -> None:
     try:
         evidence = read_evidence(SETTINGS.home, run_id)
     except EvidenceError as exc:
-        await cl.Message(content=ui.plain(f"Run {run_id}: {exc}")).send()
+        await cl.Message(content=messages.plain(f"Run {run_id}: {exc}")).send()
         return
-    plots, evidence_json, report = ui.run_files(SETTINGS.home, evidence)
+    plots, evidence_json, report = cards.run_files(SETTINGS.home, evidence)
     elements: list[Any] = [cl.Image(path=str(p), name=p.stem, display="inline", size="large") for p in plots]
     elements += [cl.File(path=str(f), name=f.name, display="inline") for f in (evidence_json, report)]
-    await cl.Message(content=ui.verdict_card(SETTINGS.home, evidence, request), elements=elements).send()
+    await cl.Message(content=cards.verdict_card(SETTINGS.home, evidence, request), elements=elements).send()
 
 
 async def ask_approval(thread_id: str, request: ApprovalRequest) -> None:
     answer = await cl.AskActionMessage(
-        content=ui.APPROVAL_QUESTION,
+        content=cards.APPROVAL_QUESTION,
         actions=[
             cl.Action(name="approve", payload={"decision": "approve"}, label="Approve"),
             cl.Action(name="reject", payload={"decision": "reject"}, label="Reject"),
@@ -114,21 +115,21 @@ async def ask_approval(thread_id: str, request: ApprovalRequest) -> None:
     by = f"chat:{user.identifier if user else 'anonymous'}"
     decision = ApprovalDecision(decision=answer["payload"]["decision"], by=by)
     turn = await run_turn(
-        lambda hook: agent().decide(thread_id, decision, on_update=hook), ui.StepNarrator(run_id=request.run_id)
+        lambda hook: agent().decide(thread_id, decision, on_update=hook), StepNarrator(run_id=request.run_id)
     )
     if turn is not None:
-        await cl.Message(content=ui.publication_markdown(turn.values.get("publication"))).send()
+        await cl.Message(content=cards.publication_markdown(turn.values.get("publication"))).send()
 
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
     thread_id = cl.context.session.thread_id  # the LangGraph thread: stable when the chat is resumed
-    if (reference := ui.replay_argument(message.content)) is not None:
-        await cl.Message(content=await ui.replay_markdown(reference, SETTINGS.home)).send()
+    if (reference := replay.replay_argument(message.content)) is not None:
+        await cl.Message(content=await replay.replay_markdown(reference, SETTINGS.home)).send()
         return
     turn = await run_turn(
         lambda hook: agent().ask(message.content, thread_id=thread_id, on_update=hook),
-        ui.StepNarrator(question=message.content),
+        StepNarrator(question=message.content),
     )
     if turn is None:
         return
@@ -138,7 +139,7 @@ async def on_message(message: cl.Message) -> None:
     elif run_id := turn.values.get("run_id"):
         await show_run(run_id)
     else:
-        await cl.Message(content=ui.answer_markdown(turn.values)).send()
+        await cl.Message(content=messages.answer_markdown(turn.values)).send()
 
 
 async def ask_again(thread_id: str) -> None:

@@ -31,7 +31,8 @@ STATE_TYPES: list[tuple[str, str]] = [
     ("tools.evidence.schema", "ExperimentRecord"),
     ("tools.evidence.schema", "PublicationRecord"),
     ("tools.evidence.schema", "StageFailure"),
-    ("tools.experiment.metrics", "ModelMetrics"),
+    ("policies.metrics", "ModelMetrics"),
+    ("tools.experiment.metrics", "ModelMetrics"),  # checkpoints written before the type moved to policies
     ("policies.engine", "Reason"),
     ("policies.engine", "Verdict"),
 ]

@@ -1,24 +1,25 @@
 """Runtime dependencies of the graph: settings, the planner, the catalog session and the policy.
 
 The chat model is injected (never created at import). The catalog is opened lazily on first use and kept
-for the process — one MCP session, as DESIGN §3 asks.
+for the process — one reader MCP session (mutations off), as DESIGN §3 asks. Writing takes a second, short-lived
+MCP session that only the publish step opens, after approval.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from agent.schemas import ExperimentPlan, FieldContext, PlannerName, RouteDecision
 from policies.engine import LoadedPolicy, load_policy
-from tools.catalog.connection import Catalog, open_catalog
+from tools.catalog.connection import Catalog, open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
-from tools.catalog.session import CatalogSession, ToolCallRecord
+from tools.catalog.session import CatalogSession, ToolCallRecord, WriterSession
 from tools.settings import ProvenanceSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -86,36 +87,72 @@ def collect_calls() -> Iterator[list[ToolCallRecord]]:
         _CALL_SINK.reset(token)
 
 
-class CatalogHandle:
-    """Opens the catalog (embedded endpoint + MCP server, or a real GMS) on first use and keeps it open.
+T = TypeVar("T")
+
+
+class _Held(Generic[T]):
+    """An async context (an MCP session) held open by an owner task of its own.
 
     The MCP client's anyio scopes must be entered and exited by the same task, while LangGraph runs each node
-    in a task of its own; so one owner task holds the catalog open and the others only use it.
+    in a task of its own; so one owner task holds the context open and the others only use what it yields.
+    """
+
+    def __init__(self, opener: Callable[[], AbstractAsyncContextManager[T]], name: str) -> None:
+        self._opener = opener
+        self._name = name
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+
+    async def open(self) -> T:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[T] = loop.create_future()
+        self._owner = loop.create_task(self._hold(ready), name=self._name)
+        try:
+            return await ready
+        except BaseException:
+            self._owner = None
+            raise
+
+    async def _hold(self, ready: asyncio.Future[T]) -> None:
+        try:
+            async with self._opener() as value:
+                ready.set_result(value)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                raise
+
+    @property
+    def ended(self) -> bool:
+        """The context has exited on its own (its server went away)."""
+        return self._owner is not None and self._owner.done()
+
+    async def close(self) -> None:
+        owner, self._owner = self._owner, None
+        if owner is not None:
+            self._stop.set()
+            await owner
+
+
+class CatalogHandle:
+    """Opens the catalog (embedded endpoint + reader MCP server, or a real GMS) on first use and keeps it open.
+
+    The reader's MCP server runs with mutations off. `writer()` starts a second MCP server (mutations on) against
+    the same endpoint for one publication; `release_writer` (or leaving `writing()`) stops it.
     """
 
     def __init__(self, settings: ProvenanceSettings) -> None:
         self.settings = settings
         self._catalog: Catalog | None = None
-        self._owner: asyncio.Task[None] | None = None
-        self._ready: asyncio.Future[Catalog] | None = None
-        self._stop: asyncio.Event | None = None
+        self._held: _Held[Catalog] | None = None
+        self._writers: dict[CatalogWriter, _Held[WriterSession]] = {}
         self._lock = asyncio.Lock()
-
-    async def _hold(self) -> None:
-        assert self._ready is not None and self._stop is not None
-        try:
-            async with open_catalog(self.settings) as catalog:
-                self._ready.set_result(catalog)
-                await self._stop.wait()
-        except BaseException as exc:
-            if not self._ready.done():
-                self._ready.set_exception(exc)
-            else:
-                raise
 
     async def get(self) -> Catalog:
         async with self._lock:
-            owner_gone = self._owner is not None and self._owner.done()  # the catalog's context has exited
+            owner_gone = self._held is not None and self._held.ended  # the catalog's context has exited
             if self._catalog is not None and (self._catalog.session.lost or owner_gone):
                 # The MCP server died: the turn that saw it failed; later turns get a fresh catalog.
                 why = self._catalog.session.lost or "the MCP session ended"
@@ -125,14 +162,9 @@ class CatalogHandle:
                 except Exception as exc:  # closing a dead transport may complain; the new one matters
                     log.debug("closing the lost catalog: %s", exc)
             if self._catalog is None:
-                loop = asyncio.get_running_loop()
-                self._ready, self._stop = loop.create_future(), asyncio.Event()
-                self._owner = loop.create_task(self._hold(), name="provenance-catalog")
-                try:
-                    self._catalog = await self._ready
-                except BaseException:
-                    self._owner = None
-                    raise
+                held = _Held(lambda: open_catalog(self.settings), "provenance-catalog")
+                self._catalog = await held.open()
+                self._held = held
                 tap_calls(self._catalog.session)
             return self._catalog
 
@@ -140,21 +172,52 @@ class CatalogHandle:
         return CatalogReader((await self.get()).session)
 
     async def writer(self) -> CatalogWriter:
-        """Only the publish node asks for this, after approval."""
-        return CatalogWriter((await self.get()).session)
+        """Only the publish step asks for this, after approval: a writer over an MCP server of its own (mutations
+        on) against the endpoint this handle reads from (an embedded endpoint is reused, not started again).
+        Hand it back with `release_writer`; `writing()` does both."""
+        catalog = await self.get()
+        held = _Held(lambda: open_writer(catalog), "provenance-catalog-writer")
+        session = await held.open()
+        # One call log per process, as with a single session: the turn's calls, the traces and the call count
+        # see the writes among the reads.
+        session.calls = catalog.session.calls
+        writer = CatalogWriter(session)
+        self._writers[writer] = held
+        return writer
+
+    async def release_writer(self, writer: CatalogWriter) -> None:
+        """Stop the writer's MCP server. A server that already died may complain on the way out: logged only,
+        so that the publication's own outcome is what the caller sees."""
+        held = self._writers.pop(writer, None)
+        if held is None:
+            return
+        try:
+            await held.close()
+        except Exception as exc:
+            log.debug("closing the writer session: %s", exc)
+
+    @asynccontextmanager
+    async def writing(self) -> AsyncIterator[CatalogWriter]:
+        """A writer for the duration of the block (one publication)."""
+        writer = await self.writer()
+        try:
+            yield writer
+        finally:
+            await self.release_writer(writer)
 
     @property
     def opened(self) -> Catalog | None:
         return self._catalog
 
     async def aclose(self) -> None:
+        for writer in list(self._writers):  # before the reader: an embedded endpoint stops with it
+            await self.release_writer(writer)
         await self._release()
 
     async def _release(self) -> None:
-        owner, self._owner, self._catalog = self._owner, None, None
-        if owner is not None and self._stop is not None:
-            self._stop.set()
-            await owner
+        held, self._held, self._catalog = self._held, None, None
+        if held is not None:
+            await held.close()
 
     async def __aenter__(self) -> CatalogHandle:
         return self

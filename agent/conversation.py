@@ -4,7 +4,7 @@ A turn either finishes or stops at the approval interrupt; the checkpoint (SQLit
 the pending approval, so another process can resume the same thread later.
 
 Every turn (`ask` and `decide`, from the CLI or the chat) is recorded into the thread's trace
-(`$PROVENANCE_HOME/traces/<thread>.json`, see agent/traces.py) by the session's `TraceRecorder`: callers need do
+(`$PROVENANCE_HOME/traces/<thread>.json`, see agent/traces/) by the session's `TraceRecorder`: callers need do
 nothing. `open_session(..., record=False)` turns recording off.
 """
 
@@ -26,7 +26,8 @@ from agent.context import AgentContext, CatalogHandle, collect_calls
 from agent.errors import UsageError
 from agent.graph import build_graph
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
-from agent.traces import TraceRecorder, TurnInput
+from agent.traces.recorder import TraceRecorder
+from agent.traces.schema import TurnInput
 from tools.settings import ProvenanceSettings
 
 UpdateHook = Callable[[str, dict[str, Any]], Awaitable[None]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.assessment import AssessmentResult
-from tools.experiment.metrics import ModelMetrics
+from policies.metrics import ModelMetrics
 
 
 def _pct(value: float | None) -> str:

@@ -1,4 +1,5 @@
-"""Pure, LLM-free policy: versioned threshold files and the engine that turns metrics into verdicts."""
+"""Pure, LLM-free policy: versioned threshold files, the metrics they judge, and the engine that turns metrics into
+verdicts. Imports nothing of ours (tests/test_import_rules.py)."""
 
 from policies.engine import (
     DEFAULT_POLICY_PATH,
@@ -16,6 +17,7 @@ from policies.engine import (
     load_policy,
     overall_verdict,
 )
+from policies.metrics import ModelMetrics
 
 __all__ = [
     "DEFAULT_POLICY_PATH",
@@ -24,6 +26,7 @@ __all__ = [
     "Decision",
     "FailureRule",
     "LoadedPolicy",
+    "ModelMetrics",
     "Policy",
     "PolicyError",
     "Reason",

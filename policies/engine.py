@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tools.experiment.metrics import ModelMetrics
+from policies.metrics import ModelMetrics
 
 DEFAULT_POLICY_PATH = Path(__file__).with_name("default-v1.yaml")
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 from pathlib import Path
 from typing import IO, Final
 
@@ -38,6 +37,7 @@ from seed.data import (
     generate_transactions,
     to_feature_frame,
 )
+from tools import atomic
 
 FRAUD_DETECTOR: Final[str] = "fraud_detector"
 MERCHANT_RISK: Final[str] = "merchant_risk"
@@ -128,14 +128,8 @@ def _model_bytes(model: Pipeline) -> bytes:
 def _write_if_changed(path: Path, content: bytes) -> str:
     """Write atomically and only when needed, so re-seeding never disturbs readers of an equal file."""
     if not (path.is_file() and path.read_bytes() == content):
-        # Plain open() (not mkstemp) so the file gets the usual umask-derived mode, not 0600.
-        tmp_path = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp_path.write_bytes(content)
-            os.replace(tmp_path, path)
-        except BaseException:
-            tmp_path.unlink(missing_ok=True)
-            raise
+        # SHARED: the usual umask-derived mode (other tools read these files), not the private 0600.
+        atomic.write_atomically(path, content, mode=atomic.SHARED)
     return hashlib.sha256(content).hexdigest()
 
 

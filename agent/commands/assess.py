@@ -11,6 +11,7 @@ from agent.context import AgentContext, CatalogHandle
 from agent.exit_codes import EXIT_CODES
 from agent.render import render_result
 from policies.engine import load_policy
+from tools.catalog.discovery import check_dataset_urn
 from tools.experiment.mutations import PlanError, parse_mutation
 from tools.settings import ProvenanceSettings
 
@@ -30,6 +31,7 @@ def parse_params(pairs: list[str]) -> dict[str, object]:
 
 
 async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
+    check_dataset_urn(args.dataset)
     mutation = parse_mutation(args.op, parse_params(args.param), fraction=args.fraction, seed=args.seed)
     policy = load_policy(args.policy)
     async with CatalogHandle(settings) as handle:

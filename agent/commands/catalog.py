@@ -15,7 +15,7 @@ from agent.state import ApprovalDecision
 from seed.seeding import seed_demo
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discovery import Discoverer, Discovery
+from tools.catalog.discovery import Discoverer, Discovery, check_dataset_urn
 from tools.catalog.render import render_discovery
 from tools.catalog.session import CatalogError
 from tools.embedded.server import start_embedded_catalog
@@ -55,6 +55,7 @@ async def discover(settings: ProvenanceSettings, dataset: str, field: str) -> tu
 
 
 def _cmd_lineage(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    check_dataset_urn(args.dataset)
     found, startup = asyncio.run(discover(settings, args.dataset, args.field))
     if args.json:
         print(

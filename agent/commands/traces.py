@@ -7,7 +7,8 @@ import json
 import sys
 
 from agent.exit_codes import EXIT_BAD_INPUT, EXIT_OK
-from agent.traces import TraceError, list_traces, traces_dir
+from agent.traces.schema import TraceError
+from agent.traces.store import list_traces, traces_dir
 from tools.settings import ProvenanceSettings
 
 
@@ -50,7 +51,7 @@ def _cmd_traces(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
-    from agent.replay import replay_trace
+    from agent.traces.replay.run import replay_trace
 
     try:
         report = replay_trace(args.trace, settings, live=args.live, home=args.keep)

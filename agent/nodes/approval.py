@@ -1,4 +1,5 @@
-"""The human gate and the write-back. `approval` is the only way to reach `publish`."""
+"""The human gate and the write-back. `approval` is the only way to reach `publish`, and `publish_run` is the only
+code that opens a catalog writer session."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from pydantic import ValidationError
 from agent.context import AgentContext
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest
 from tools.catalog.session import CatalogError
-from tools.catalog.writeback import planned_writes, publish_evidence
 from tools.evidence.build import refresh_run
 from tools.evidence.schema import PublicationRecord
 from tools.evidence.store import REPORT_FILE, read_evidence, runs_dir
+from tools.evidence.writeback import planned_writes, publish_evidence
 
 
 def parse_decision(raw: Any) -> ApprovalDecision:
@@ -66,10 +67,12 @@ async def publish_run(ctx: AgentContext, run_id: str, *, decided_by: str) -> Pub
     evidence = read_evidence(home, run_id)
     report = (runs_dir(home) / run_id / REPORT_FILE).read_text()
     try:
-        record = await publish_evidence(
-            await ctx.handle.reader(), await ctx.handle.writer(), evidence, report, decided_by
-        )
-    except CatalogError as exc:  # the catalog could not even be opened
+        # Reads (current tags, a document saved by an earlier attempt) go through the reader session; the writes
+        # through a writer session (mutations on) opened for this publication only and closed right after it.
+        reader = await ctx.handle.reader()
+        async with ctx.handle.writing() as writer:
+            record = await publish_evidence(reader, writer, evidence, report, decided_by)
+    except CatalogError as exc:  # the catalog (or its writer session) could not even be opened
         record = evidence.publication.model_copy(
             update={"status": "failed", "message": str(exc), "attempts": evidence.publication.attempts + 1}
         )

@@ -14,7 +14,7 @@ from agent.state import AgentState
 from tools.catalog.discovery import Discoverer
 from tools.catalog.render import render_discovery
 from tools.catalog.resolve import resolve_field, resolve_model
-from tools.catalog.writeback import STATUS_TAG_PREFIX
+from tools.evidence.writeback import STATUS_TAG_PREFIX
 
 
 def make_catalog_qa(ctx: AgentContext) -> Any:

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from agent.cli import main
 from seed.catalog import CONTROL_MODEL_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN
 
 
@@ -28,20 +31,35 @@ def test_lineage_json(seeded_home: Path) -> None:
     assert payload["mcp_calls"] > 0
 
 
-def test_unknown_field_exits_2_with_closest_matches(seeded_home: Path) -> None:
-    done = _run(seeded_home, "lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amout")
-    assert done.returncode == 2
-    assert "Closest matches: amount" in done.stderr
-    assert done.stdout == ""
+# Refusals in-process: a subprocess would only add the start-up cost to a string check.
 
 
-def test_unknown_dataset_exits_2(seeded_home: Path) -> None:
-    done = _run(seeded_home, "lineage", "--dataset", POSTGRES_TABLE_URN.replace("postgres", "mysql"), "--field", "a")
-    assert done.returncode == 2
-    assert "not in the catalog" in done.stderr and "payments.public.transactions" in done.stderr
+def _refused(home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    monkeypatch.setenv("PROVENANCE_HOME", str(home))
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert out == ""
+    return err
 
 
-def test_not_a_dataset_urn_exits_2(seeded_home: Path) -> None:
-    done = _run(seeded_home, "lineage", "--dataset", "payments.transactions", "--field", "amount")
-    assert done.returncode == 2
-    assert "not a dataset URN" in done.stderr
+def test_unknown_field_exits_2_with_closest_matches(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _refused(seeded_home, monkeypatch, capsys, "lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amout")
+    assert "Closest matches: amount" in err
+
+
+def test_unknown_dataset_exits_2(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unknown = POSTGRES_TABLE_URN.replace("postgres", "mysql")
+    err = _refused(seeded_home, monkeypatch, capsys, "lineage", "--dataset", unknown, "--field", "a")
+    assert "not in the catalog" in err and "payments.public.transactions" in err
+
+
+def test_not_a_dataset_urn_exits_2(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _refused(seeded_home, monkeypatch, capsys, "lineage", "--dataset", "payments.transactions", "--field", "a")
+    assert "not a dataset URN" in err

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from playwright.sync_api import expect
 
-from agent.chat_support import STARTERS
+from agent.chat.messages import STARTERS
 from seed.catalog import FRAUD_MODEL_URN
 from tests.agent.helpers import DEMO_QUESTION, catalog_write_count, documents, model_tags
 from tests.e2e.browser import ASSISTANT, TURN_MS, Chat, ChatServer

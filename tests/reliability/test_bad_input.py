@@ -32,7 +32,8 @@ from agent.conversation import Session, open_session
 from agent.planning.deterministic import plan as deterministic_plan
 from agent.planning.deterministic import route as deterministic_route
 from agent.schemas import FieldContext
-from agent.traces import TraceError, parse_trace, sorted_trace_files
+from agent.traces.schema import TraceError, parse_trace
+from agent.traces.store import sorted_trace_files
 from seed.catalog import KAFKA_TOPIC_URN, POSTGRES_TABLE_URN
 from tests.reliability.common import fresh_home, settings_for, snapshot
 from tools.catalog.datahub import CatalogReader

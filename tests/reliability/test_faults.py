@@ -30,10 +30,8 @@ from typing import Any
 
 import pytest
 
+import tools.atomic as atomic
 import tools.catalog.session as catalog_session
-import tools.evidence.plots as evidence_plots
-import tools.evidence.report as evidence_report
-import tools.evidence.store as evidence_store
 from agent.conversation import Session, open_session
 from agent.nodes.approval import publish_run
 from agent.recovery import continue_thread, thread_status
@@ -378,23 +376,19 @@ def disk_full(*, spare_plots: bool = False) -> Iterator[list[Path]]:
     `spare_plots`: the experiment's plot staging still works, so the disk fills up exactly at write_evidence.
     """
     attempted: list[Path] = []
-    original = evidence_store._write_file_atomically
-    holders = [evidence_store, evidence_plots, evidence_report]  # the modules that imported the function
+    original = atomic.write_atomically  # every writer calls it through the module, so one patch reaches them all
 
-    def no_space(path: Path, data: bytes) -> None:
+    def no_space(path: Path, data: bytes, **options: Any) -> None:
         if spare_plots and path.parent.name.startswith(".staging-"):
-            return original(path, data)
+            return original(path, data, **options)
         attempted.append(path)
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    for module in holders:
-        assert module._write_file_atomically is original
-        module._write_file_atomically = no_space  # type: ignore[attr-defined]
+    atomic.write_atomically = no_space
     try:
         yield attempted
     finally:
-        for module in holders:
-            module._write_file_atomically = original  # type: ignore[attr-defined]
+        atomic.write_atomically = original
 
 
 @dataclass

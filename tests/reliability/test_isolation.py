@@ -35,7 +35,7 @@ from agent.conversation import TurnResult, open_session
 from seed.catalog import write_to_lite
 from tests.reliability.common import fresh_home, percentile, settings_for, snapshot
 from tools.catalog.datahub import CatalogWriter
-from tools.catalog.session import McpServerSpec, mcp_session
+from tools.catalog.session import McpServerSpec, mcp_writer_session
 from tools.embedded.server import start_embedded_catalog
 from tools.evidence.store import read_evidence
 
@@ -233,7 +233,7 @@ async def _write_load(home: Path, sessions: int, http_writers: int, ops: int) ->
             log_file=settings.logs / f"load-{name}.log",
             home=settings.home / "mcp-home",
         )
-        async with mcp_session(spec) as session:
+        async with mcp_writer_session(spec) as session:
             writer = CatalogWriter(session)
             opened.append(name)
             if len(opened) == sessions:

@@ -1,15 +1,30 @@
-"""Open the catalog: the embedded Lite-backed endpoint (default) or a real DataHub, always through MCP."""
+"""Open the catalog: the embedded Lite-backed endpoint (default) or a real DataHub, always through MCP.
+
+`open_catalog` is the reader every command and the agent use: its MCP server runs with mutations off. A writer
+is opened with `open_writer` from an open catalog, against the same endpoint (the embedded one is reused, never
+started twice on one Lite file), by the publish step only.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from tools.catalog.session import CatalogError, CatalogSession, McpServerSpec, mcp_session
+from tools.catalog.session import (
+    CatalogError,
+    CatalogSession,
+    McpServerSpec,
+    WriterSession,
+    mcp_session,
+    mcp_writer_session,
+)
 from tools.embedded.server import RunningCatalog, start_embedded_catalog
 from tools.settings import ProvenanceSettings
+
+WRITER_LOG_SUFFIX = "-writer"
 
 
 @dataclass
@@ -18,6 +33,8 @@ class Catalog:
     embedded: RunningCatalog | None
     description: str
     startup_seconds: float
+    spec: McpServerSpec | None = None
+    """The endpoint the reader's MCP server talks to, which a writer reuses; None for a recorded (replay) catalog."""
 
 
 @asynccontextmanager
@@ -42,7 +59,22 @@ async def open_catalog(settings: ProvenanceSettings) -> AsyncIterator[Catalog]:
     )
     try:
         async with mcp_session(spec) as session:
-            yield Catalog(session, embedded, description, time.perf_counter() - started)
+            yield Catalog(session, embedded, description, time.perf_counter() - started, spec)
     finally:
         if embedded is not None:
             embedded.stop()
+
+
+@asynccontextmanager
+async def open_writer(catalog: Catalog) -> AsyncIterator[WriterSession]:
+    """A writer session (a second MCP server, mutations on) against the endpoint `catalog` reads from.
+
+    For the publish step only, after approval; close it once the publication is written. The caller keeps
+    `catalog` open meanwhile: an embedded endpoint lives as long as the catalog that started it.
+    """
+    if catalog.spec is None:
+        raise CatalogError(f"{catalog.description} has no endpoint to write to")
+    log = catalog.spec.log_file
+    spec = dataclasses.replace(catalog.spec, log_file=log.with_name(f"{log.stem}{WRITER_LOG_SUFFIX}{log.suffix}"))
+    async with mcp_writer_session(spec) as session:
+        yield session

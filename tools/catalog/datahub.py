@@ -1,5 +1,6 @@
-"""Typed wrappers over the DataHub MCP tools Provenance uses. Reads and writes are separate classes so that
-only the publish step (after approval) is ever handed a `CatalogWriter`.
+"""Typed wrappers over the DataHub MCP tools Provenance uses. Reads and writes are separate classes, over separate
+sessions: a `CatalogWriter` needs a `WriterSession` (an MCP server with mutations on), which only the publish step
+opens, after approval; every other session is a reader whose server cannot write.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL
-from tools.catalog.session import CatalogSession, CatalogToolError
+from tools.catalog.session import CatalogSession, CatalogToolError, WriterSession
 
 # get_aspect_history answers at most 10 URNs and 52,000 characters per call, each value up to 12,000 characters:
 # 4 full-size upstreamLineage aspects fit one answer.
@@ -181,9 +182,14 @@ class CatalogReader:
 
 
 class CatalogWriter:
-    """Write tools. Constructed only by the publish step, after a person approved."""
+    """Write tools. Constructed only by the publish step, after a person approved, from its writer session."""
 
-    def __init__(self, session: CatalogSession) -> None:
+    def __init__(self, session: WriterSession) -> None:
+        if not isinstance(session, WriterSession):  # the annotation says it; this holds it for untyped callers too
+            raise TypeError(
+                f"CatalogWriter needs a WriterSession (mutations on), not a {type(session).__name__}: "
+                "open one with tools.catalog.connection.open_writer"
+            )
         self.session = session
 
     async def add_tags(self, tag_urns: list[str], entity_urns: list[str]) -> None:

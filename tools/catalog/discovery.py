@@ -93,6 +93,12 @@ class Discovery(BaseModel):
         return [m for m in self.models if not m.production]
 
 
+def check_dataset_urn(urn: str) -> None:
+    """Cheap shape check, before any catalog is opened."""
+    if not urn.startswith("urn:li:dataset:"):
+        raise CatalogInputError(f"'{urn}' is not a dataset URN; expected urn:li:dataset:(<platform>,<name>,<env>)")
+
+
 def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
     return difflib.get_close_matches(name, candidates, n=n, cutoff=0.3) or candidates[:n]
 
@@ -111,8 +117,7 @@ class Discoverer:
         self.conventions = conventions or load_conventions()
 
     async def require_dataset(self, urn: str) -> EntitySummary:
-        if not urn.startswith("urn:li:dataset:"):
-            raise CatalogInputError(f"'{urn}' is not a dataset URN; expected urn:li:dataset:(<platform>,<name>,<env>)")
+        check_dataset_urn(urn)
         entity = await self.reader.get_entity(urn)
         if entity is not None:
             return entity

@@ -1,4 +1,9 @@
-"""One persistent MCP session to the official mcp-server-datahub (stdio), shared by a whole process.
+"""MCP sessions to the official mcp-server-datahub (stdio).
+
+Least privilege: the process-wide reader session starts the server with its mutation tools off
+(`TOOLS_IS_MUTATION_ENABLED=false`) and loads only the read tools, so it cannot write whatever code calls it.
+Only the publish step, after a person approved, opens a `WriterSession` (mutations on, only the write tools)
+against the same endpoint, and closes it once the publication is written.
 
 `MultiServerMCPClient.get_tools()` would spawn a server per call (~1.4 s each); a session spawns it once.
 Every call is recorded (name, arguments, result, duration) for the evidence, the traces and the call count.
@@ -31,6 +36,7 @@ READ_TOOLS = frozenset(
     {"get_entities", "list_schema_fields", "get_lineage", "search", "get_aspect_history", "get_lineage_paths_between"}
 )
 WRITE_TOOLS = frozenset({"add_tags", "remove_tags", "save_document"})
+OPTIONAL_TOOLS = frozenset({"get_lineage_paths_between"})  # not offered by every server version
 CALL_TIMEOUT_SECONDS = 120.0
 
 
@@ -64,11 +70,13 @@ class McpServerSpec:
     home: Path  # HOME for the server: the DataHub SDK writes ~/.datahub files there
     fail_fast: bool = True
 
-    def connection(self) -> dict[str, Any]:
+    def connection(self, *, mutations: bool = False) -> dict[str, Any]:
+        """How to start the server; its mutation tools (add_tags, save_document, ...) exist only with `mutations`."""
         env = {
             "DATAHUB_GMS_URL": self.gms_url,
             "DATAHUB_GMS_TOKEN": self.gms_token,
-            "TOOLS_IS_MUTATION_ENABLED": "true",
+            "TOOLS_IS_MUTATION_ENABLED": "true" if mutations else "false",
+            "SAVE_DOCUMENT_TOOL_ENABLED": "true" if mutations else "false",
             "DATAHUB_TELEMETRY_ENABLED": "false",
             "DATAHUB_REST_EMITTER_DEFAULT_ENDPOINT": "RESTLI",
             "DATAHUB_MCP_DISABLE_DEFAULT_VIEW": "true",
@@ -86,11 +94,16 @@ class McpServerSpec:
 
 
 class CatalogSession:
-    """Calls allowlisted DataHub MCP tools and returns their structured JSON."""
+    """Calls allowlisted DataHub MCP tools and returns their structured JSON. Opened by `mcp_session`, it is a
+    reader: its server runs with mutations off and it offers no write tool."""
 
-    def __init__(self, tools: dict[str, BaseTool], startup_seconds: float) -> None:
+    def __init__(
+        self, tools: dict[str, BaseTool], startup_seconds: float, *, server_tools: frozenset[str] | None = None
+    ) -> None:
         self._tools = tools
         self.startup_seconds = startup_seconds
+        self.server_tools = frozenset(tools) if server_tools is None else server_tools
+        """Every tool the MCP server offered, of which `tools` is the allowlisted part."""
         self.calls: list[ToolCallRecord] = []
         self.lost: str | None = None
         """Set when the MCP server went away (killed, crashed): no later call on this session can succeed."""
@@ -105,6 +118,12 @@ class CatalogSession:
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         if name not in self._tools:
+            if name in WRITE_TOOLS and not isinstance(self, WriterSession):
+                raise CatalogError(
+                    f"DataHub MCP tool {name} writes to the catalog and this read-only session does not offer it "
+                    "(its MCP server runs with mutations off); only the publish step, after approval, opens a "
+                    "writer session"
+                )
             raise CatalogError(f"DataHub MCP tool {name} is not available; server offers {self.tool_names}")
         started = time.perf_counter()
         try:
@@ -158,6 +177,11 @@ class CatalogSession:
         )
 
 
+class WriterSession(CatalogSession):
+    """A session whose MCP server runs with mutations on, offering only the write tools. Opened by
+    `mcp_writer_session` for one publication; the only session a `CatalogWriter` accepts."""
+
+
 def _transport_lost(exc: BaseException) -> bool:
     if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
         return True
@@ -172,24 +196,45 @@ def _text(message: ToolMessage) -> str:
 
 @asynccontextmanager
 async def mcp_session(spec: McpServerSpec) -> AsyncIterator[CatalogSession]:
+    """The reader: mutations off, the read tools plus the SDK read of mlModelProperties."""
+    async with _open_server(spec, mutations=False) as (loaded, started):
+        tools = {name: tool for name, tool in loaded.items() if name in READ_TOOLS}
+        _require(spec, READ_TOOLS - OPTIONAL_TOOLS - set(tools), "read")
+        tools[MODEL_PROPERTIES_TOOL] = model_properties_tool(spec.gms_url, spec.gms_token)
+        yield CatalogSession(tools, time.perf_counter() - started, server_tools=frozenset(loaded))
+
+
+@asynccontextmanager
+async def mcp_writer_session(spec: McpServerSpec) -> AsyncIterator[WriterSession]:
+    """The writer: a server of its own with mutations on, of which only the write tools are loaded."""
+    async with _open_server(spec, mutations=True) as (loaded, started):
+        tools = {name: tool for name, tool in loaded.items() if name in WRITE_TOOLS}
+        _require(spec, WRITE_TOOLS - set(tools), "write")
+        yield WriterSession(tools, time.perf_counter() - started, server_tools=frozenset(loaded))
+
+
+def _require(spec: McpServerSpec, missing: set[str] | frozenset[str], kind: str) -> None:
+    if missing:
+        raise CatalogError(
+            f"the DataHub MCP server at {spec.gms_url} does not offer the {kind} tools {sorted(missing)}; it needs "
+            "DataHub OSS >= 1.4 for write tools (and TOOLS_IS_MUTATION_ENABLED=true, which Provenance sets for "
+            "the publish step's writer session)"
+        )
+
+
+@asynccontextmanager
+async def _open_server(spec: McpServerSpec, *, mutations: bool) -> AsyncIterator[tuple[dict[str, BaseTool], float]]:
+    """Start the server over stdio and list its tools; errors before the caller is ready name the server's log."""
     spec.log_file.parent.mkdir(parents=True, exist_ok=True)
     spec.home.mkdir(parents=True, exist_ok=True)
-    client = MultiServerMCPClient({"datahub": spec.connection()})  # type: ignore[dict-item]
+    client = MultiServerMCPClient({"datahub": spec.connection(mutations=mutations)})  # type: ignore[dict-item]
     started = time.perf_counter()
     ready = False
     try:
         async with client.session("datahub") as session:
             loaded = await load_mcp_tools(session, server_name="datahub")
-            tools = {tool.name: tool for tool in loaded if tool.name in READ_TOOLS | WRITE_TOOLS}
-            missing = (READ_TOOLS | WRITE_TOOLS) - set(tools) - {"get_lineage_paths_between"}
-            if missing:
-                raise CatalogError(
-                    f"the DataHub MCP server does not offer {sorted(missing)}; it needs DataHub OSS >= 1.4 "
-                    "for write tools (and TOOLS_IS_MUTATION_ENABLED=true, which Provenance sets)"
-                )
-            tools[MODEL_PROPERTIES_TOOL] = model_properties_tool(spec.gms_url, spec.gms_token)
             ready = True
-            yield CatalogSession(tools, time.perf_counter() - started)
+            yield {tool.name: tool for tool in loaded}, started
     except BaseException as exc:
         inner = _unwrap(exc)
         if ready or isinstance(inner, CatalogError):

@@ -7,9 +7,8 @@ from importlib import metadata
 from pathlib import Path
 
 from policies.engine import LoadedPolicy
-from tools.evidence.schema import Evidence, PolicyRecord
+from tools.evidence.schema import Evidence, ModelTest, PolicyRecord
 from tools.evidence.store import update_evidence, write_run
-from tools.experiment.assess import ModelTest
 
 TRACKED_PACKAGES = (
     "provenance",

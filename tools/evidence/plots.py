@@ -19,8 +19,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
+from sklearn.metrics import roc_curve
 
-from tools.evidence.store import _write_file_atomically
+from tools import atomic
 
 _DPI = 100
 _SIZE = (6.4, 4.8)  # inches: 640x480 px, about 30-50 KB per PNG
@@ -43,21 +44,11 @@ def slugify(name: str) -> str:
 def roc_points(y: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Exact ROC (fpr, tpr at every distinct score, ties as diagonal segments) and its trapezoidal AUC.
 
-    Needs both classes. Each class is sorted on its own (plain np.sort, the fast kind), then one stable
-    argsort merges the two sorted runs, which timsort does in near-linear time; the merged index tells the
-    class. That is ~2x faster than one argsort of the scores (sklearn's roc_curve takes ~0.27 s per million
-    rows, over the budget for two curves). The trapezoidal AUC with ties equals the Mann-Whitney / DeLong
-    AUC that the metrics report.
+    Needs both classes. sklearn's ``roc_curve`` with ``drop_intermediate=False``, so no vertex is dropped and
+    ``thin_curve`` decides what is drawn. The trapezoidal AUC with ties equals the Mann-Whitney / DeLong AUC that
+    the metrics report.
     """
-    positives = np.sort(scores[y])
-    merged = np.concatenate([positives, np.sort(scores[~y])])
-    order = np.argsort(merged, kind="stable")[::-1]  # descending score: thresholds from high to low
-    values = merged[order]
-    tps = np.cumsum(order < len(positives))
-    fps = np.arange(1, len(order) + 1) - tps
-    ends = np.flatnonzero(np.r_[values[1:] != values[:-1], True])  # last row of each distinct score
-    fpr = np.r_[0.0, fps[ends] / fps[-1]]
-    tpr = np.r_[0.0, tps[ends] / tps[-1]]
+    fpr, tpr, _ = roc_curve(y, scores, drop_intermediate=False)
     return fpr, tpr, float(np.trapezoid(tpr, fpr))
 
 
@@ -148,7 +139,7 @@ def _shift_figure(slug: str, base: np.ndarray, mut: np.ndarray, failed: int) -> 
 def _save(figure: Figure, path: Path) -> None:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=_DPI, metadata=_PNG_METADATA)
-    _write_file_atomically(path, buffer.getvalue())
+    atomic.write_atomically(path, buffer.getvalue())
 
 
 def write_plots(

@@ -16,9 +16,10 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from policies.engine import Reason
+from tools import atomic
 from tools.catalog.render import short
 from tools.evidence.schema import Evidence
-from tools.evidence.store import REPORT_FILE, _write_file_atomically
+from tools.evidence.store import REPORT_FILE
 
 NA = "n/a"
 TEMPLATE = "report.md.j2"
@@ -184,4 +185,4 @@ def write_report(folder: Path, evidence: Evidence) -> None:
 
     Returns None so it fits store.write_run / update_evidence's ``extra`` callback as a lambda.
     """
-    _write_file_atomically(Path(folder) / REPORT_FILE, render_report(evidence).encode("utf-8"))
+    atomic.write_atomically(Path(folder) / REPORT_FILE, render_report(evidence).encode("utf-8"))

@@ -4,15 +4,19 @@ and what was (or was not) published. Schema-versioned; readers check `schema_ver
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from policies.engine import Reason, Verdict
+from policies.metrics import ModelMetrics
 from tools.catalog.coverage import Coverage
 from tools.catalog.discovery import LineageStep
-from tools.experiment.metrics import ModelMetrics
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SCHEMA_VERSION = "provenance.evidence/1"
 
@@ -79,6 +83,15 @@ class ModelEvidence(BaseModel):
     plots: dict[str, str] = {}  # name -> file name inside the run folder
     owners: list[str] = []
     production_marker: str | None = None  # the catalog marker that made it a production model
+
+
+@dataclass
+class ModelTest:
+    """One tested model as the experiment hands it over: its evidence, plus the arrays its plots are drawn from
+    (not part of evidence.json; None when the model was not measured)."""
+
+    evidence: ModelEvidence
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # y, baseline, mutated, failed
 
 
 class NotTested(BaseModel):

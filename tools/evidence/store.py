@@ -1,7 +1,7 @@
 """Writing and reading run folders under $PROVENANCE_HOME/runs/<run_id>/, atomically.
 
 A run folder is assembled under a hidden temporary name and renamed into place, so a reader (or a crash)
-never sees half a run. Later updates (publication status) replace evidence.json with os.replace.
+never sees half a run. Later updates (publication status) replace evidence.json atomically (tools/atomic.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from tools import atomic
 from tools.evidence.schema import SCHEMA_VERSION, Evidence
 
 EVIDENCE_FILE = "evidence.json"
@@ -30,16 +31,9 @@ def runs_dir(home: Path) -> Path:
 
 
 def _write_file_atomically(path: Path, data: bytes) -> None:
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    """Kept only for agent/traces/store.py, which imports this name; it is `tools.atomic.write_atomically`.
+    Remove once that module calls `tools.atomic` itself."""
+    atomic.write_atomically(path, data)
 
 
 def write_run(home: Path, evidence: Evidence, extra: Callable[[Path], None] | None = None) -> Path:
@@ -52,7 +46,7 @@ def write_run(home: Path, evidence: Evidence, extra: Callable[[Path], None] | No
     try:
         if extra is not None:
             extra(staging)
-        _write_file_atomically(staging / EVIDENCE_FILE, evidence.model_dump_json(indent=2).encode())
+        atomic.write_atomically(staging / EVIDENCE_FILE, evidence.model_dump_json(indent=2).encode())
         os.rename(staging, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -66,7 +60,7 @@ def update_evidence(home: Path, evidence: Evidence, extra: Callable[[Path], None
         raise EvidenceError(f"run {evidence.run_id} has no folder under {runs_dir(home)}")
     if extra is not None:
         extra(folder)
-    _write_file_atomically(folder / EVIDENCE_FILE, evidence.model_dump_json(indent=2).encode())
+    atomic.write_atomically(folder / EVIDENCE_FILE, evidence.model_dump_json(indent=2).encode())
     return folder
 
 

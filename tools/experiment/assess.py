@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from policies.engine import Decision, Reason, Verdict, incomplete, overall_verdict
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
-from tools.evidence.schema import BindingRecord, ExperimentRecord, ModelEvidence, NotTested
+from tools.evidence.schema import BindingRecord, ExperimentRecord, ModelEvidence, ModelTest, NotTested
 from tools.experiment.binding import (
     BindingError,
     ModelBinding,
@@ -65,12 +64,6 @@ class PreparedModel:
     input_columns: list[str]
     feature_columns: list[str]
     path: list[LineageStep]
-
-
-@dataclass
-class ModelTest:
-    evidence: ModelEvidence
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # y, baseline, mutated, failed
 
 
 def _incomplete(model: AffectedModel, code: str, message: str, **extra: Any) -> ModelEvidence:
@@ -323,4 +316,4 @@ def _headline(reasons: list[Reason]) -> str:
     return "; ".join(r.message for r in reasons if r.severity == worst)
 
 
-__all__ = ["MutationTypeError", "PlanError", "prepare_model", "run_model", "validate_against_field"]
+__all__ = ["ModelTest", "MutationTypeError", "PlanError", "prepare_model", "run_model", "validate_against_field"]

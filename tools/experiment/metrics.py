@@ -19,7 +19,9 @@ from collections import OrderedDict
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy.special import ndtri
-from scipy.stats import norm
+from scipy.stats import binomtest, norm
+
+from policies.metrics import ModelMetrics
 
 PSI_EPSILON = 1e-4  # floor for an empty bin's share, so ln(a/e) stays finite; one empty bin adds at most ~0.1
 
@@ -45,34 +47,6 @@ class DeLongResult(_Frozen):
     ci_high: float
     z: float
     p_value: float
-
-
-class ModelMetrics(_Frozen):
-    """Per-model numbers the policy judges. None means "not computable" (see the fields' comments)."""
-
-    n: int
-    positives: int  # over all n rows (a property of the evaluation data)
-    negatives: int
-    n_scored: int  # rows without failure; every metric below except failures is over these
-    auc_baseline: float | None  # None: fewer than 2 positives or 2 negatives among scored rows
-    auc_mutated: float | None
-    auc_delta: float | None  # mutated - baseline; negative is a drop
-    auc_delta_ci_low: float | None
-    auc_delta_ci_high: float | None
-    auc_p_value: float | None
-    flips: int
-    flip_rate: float | None  # None when no row was scored
-    flip_rate_ci_low: float | None
-    flip_rate_ci_high: float | None
-    prob_shift_mean: float | None
-    prob_shift_p95: float | None
-    prob_shift_max: float | None
-    psi: float | None
-    failures: int
-    failure_rate: float
-    threshold: float
-    confidence: float
-    methods: dict[str, str]
 
 
 def _z(confidence: float) -> float:
@@ -173,17 +147,12 @@ def delong_paired(
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a proportion (Newcombe 1998, as scipy's binomtest); exact 0 / 1 at the ends."""
+    """Wilson score interval for a proportion (Newcombe 1998), by scipy's binomtest; exact 0 / 1 at the ends."""
     if n <= 0 or not 0 <= successes <= n:
         raise ValueError(f"need n > 0 and 0 <= successes <= n, got successes={successes}, n={n}")
-    z = _z(confidence)
-    p = successes / n
-    denom = 2 * (n + z**2)
-    center = (2 * n * p + z**2) / denom
-    half = z / denom * math.sqrt(4 * n * p * (1 - p) + z**2)
-    low = 0.0 if successes == 0 else center - half
-    high = 1.0 if successes == n else center + half
-    return low, high
+    _z(confidence)  # the same "confidence must be in (0, 1)" error as everywhere else in this module
+    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 def psi(baseline_scores: np.ndarray, mutated_scores: np.ndarray, bins: int = 10) -> float:

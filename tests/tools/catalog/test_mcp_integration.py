@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import datahub.metadata.schema_classes as m
+import pytest
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.lite.lite_util import get_datahub_lite
 
@@ -16,15 +17,17 @@ from seed.catalog import (
     POSTGRES_TABLE_URN,
     STATUS_TAG_URNS,
 )
-from tools.catalog.connection import open_catalog
+from tools.catalog.connection import open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
+from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL
+from tools.catalog.session import READ_TOOLS, WRITE_TOOLS, CatalogError, WriterSession
 from tools.settings import ProvenanceSettings
 
 
 def test_every_wrapped_tool_reads_and_writes_through_the_real_server(settings: ProvenanceSettings) -> None:
     async def scenario() -> None:
-        async with open_catalog(settings) as catalog:
-            reader, writer = CatalogReader(catalog.session), CatalogWriter(catalog.session)
+        async with open_catalog(settings) as catalog, open_writer(catalog) as writer_session:
+            reader, writer = CatalogReader(catalog.session), CatalogWriter(writer_session)
 
             entities = await reader.get_entities([FRAUD_MODEL_URN, POSTGRES_TABLE_URN])
             model = entities[FRAUD_MODEL_URN]
@@ -73,10 +76,8 @@ def test_every_wrapped_tool_reads_and_writes_through_the_real_server(settings: P
                 "get_lineage",
                 "get_aspect_history",
                 "search",
-                "add_tags",
-                "remove_tags",
-                "save_document",
             }
+            assert {c.tool for c in writer_session.calls} == {"add_tags", "remove_tags", "save_document"}
 
     asyncio.run(scenario())
 
@@ -87,6 +88,48 @@ def test_every_wrapped_tool_reads_and_writes_through_the_real_server(settings: P
     info = lite.get(docs[0], aspects=["documentInfo"])
     assert info is not None
     assert info["documentInfo"]["title"] == "Impact of amount (v2)"  # type: ignore[index]
+
+
+def test_the_reader_session_cannot_write_only_a_writer_session_can(settings: ProvenanceSettings) -> None:
+    """Least privilege: the reader's MCP server runs with mutations off; writes need the publish step's writer."""
+
+    async def scenario() -> None:
+        async with open_catalog(settings) as catalog:
+            session = catalog.session
+            assert not isinstance(session, WriterSession)
+            assert set(session.tool_names) <= READ_TOOLS | {MODEL_PROPERTIES_TOOL}
+            assert MODEL_PROPERTIES_TOOL in session.tool_names and "get_entities" in session.tool_names
+            assert not WRITE_TOOLS & set(session.tool_names)
+            arguments = {
+                "add_tags": {"tag_urns": [STATUS_TAG_URNS["BLOCK"]], "entity_urns": [FRAUD_MODEL_URN]},
+                "remove_tags": {"tag_urns": [STATUS_TAG_URNS["BLOCK"]], "entity_urns": [FRAUD_MODEL_URN]},
+                "save_document": {
+                    "document_type": "Analysis",
+                    "title": "must not be written",
+                    "content": "x",
+                    "related_assets": [FRAUD_MODEL_URN],
+                },
+            }
+            for tool, args in arguments.items():
+                with pytest.raises(CatalogError, match=f"DataHub MCP tool {tool} writes to the catalog.*read-only"):
+                    await session.call(tool, args)
+            # Not just left out by Provenance: the server itself was started without its mutation tools.
+            assert not WRITE_TOOLS & session.server_tools and "get_entities" in session.server_tools
+            assert catalog.spec is not None
+            assert catalog.spec.connection()["env"]["TOOLS_IS_MUTATION_ENABLED"] == "false"
+            with pytest.raises(TypeError, match="WriterSession"):
+                CatalogWriter(session)  # type: ignore[arg-type]
+
+            async with open_writer(catalog) as writer_session:
+                assert set(writer_session.tool_names) == WRITE_TOOLS <= writer_session.server_tools
+                await CatalogWriter(writer_session).add_tags([STATUS_TAG_URNS["BLOCK"]], [FRAUD_MODEL_URN])
+            model = await CatalogReader(session).get_entity(FRAUD_MODEL_URN)
+            assert model is not None and model.tags == [STATUS_TAG_URNS["BLOCK"]]  # same endpoint, seen by the reader
+            assert [c.tool for c in session.calls if c.tool in WRITE_TOOLS] == []  # the reader recorded no write
+
+    asyncio.run(scenario())
+    lite = get_datahub_lite({"type": "sqlite", "config": {"file": str(settings.lite_db), "read_only": True}})
+    assert not [u for u in lite.list_ids() if u.startswith("urn:li:document:")]
 
 
 def test_metadata_written_with_the_sdk_directly_is_visible_through_mcp(settings: ProvenanceSettings) -> None:

@@ -52,6 +52,8 @@ def _saved_earlier(entities: Iterable[EntitySummary | None], title: str) -> str 
 async def publish_evidence(
     reader: CatalogReader, writer: CatalogWriter, evidence: Evidence, report: str, decided_by: str
 ) -> PublicationRecord:
+    """Reads through `reader` (the read-only session), writes through `writer` (the publish step's writer session,
+    on the same endpoint). A catalog failure is recorded in the returned record, never raised."""
     record = evidence.publication.model_copy(deep=True)
     record.attempts += 1
     record.decided_by = decided_by

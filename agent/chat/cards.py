@@ -1,0 +1,107 @@
+"""A run in the chat: the verdict card (verdicts, metrics with their intervals, reasons, evidence paths, what
+approving would write), the run's plots and files, the approval question and the publication result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.chat.messages import plain
+from agent.state import ApprovalRequest
+from policies.engine import Verdict
+from tools.evidence.schema import Evidence, ModelEvidence, PublicationRecord
+from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, runs_dir
+from tools.experiment.metrics import ModelMetrics
+
+VERDICT_ICONS = {Verdict.PASS: "✅", Verdict.WARNING: "⚠️", Verdict.BLOCK: "⛔", Verdict.INCOMPLETE: "❔"}
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def num(value: float | None, spec: str = ".3f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def metrics_line(m: ModelMetrics | None) -> str:
+    if m is None:
+        return "not measured"
+    return f"flips {pct(m.flip_rate)}, ΔAUC {num(m.auc_delta, '+.3f')}, PSI {num(m.psi, '.2f')}, " + (
+        f"failures {pct(m.failure_rate)}"
+    )
+
+
+def metrics_row(model: ModelEvidence) -> str:
+    m = model.metrics
+    head = f"| {plain(model.name)} | {VERDICT_ICONS[model.verdict]} {model.verdict} |"
+    if m is None:
+        return head + " not measured | | | | |"
+    flips = f"{pct(m.flip_rate)} ({pct(m.flip_rate_ci_low)} – {pct(m.flip_rate_ci_high)})"
+    auc = f"{num(m.auc_baseline)} → {num(m.auc_mutated)}"
+    delta = f"{num(m.auc_delta, '+.3f')} ({num(m.auc_delta_ci_low, '+.3f')} to {num(m.auc_delta_ci_high, '+.3f')})"
+    p_value = num(m.auc_p_value, ".2g")
+    return f"{head} {flips} | {auc} | {delta}, p = {p_value} | {num(m.psi, '.2f')} | {pct(m.failure_rate)} |"
+
+
+def run_files(home: Path, evidence: Evidence) -> tuple[list[Path], Path, Path]:
+    """(plots, evidence.json, report.md) of a run folder; plots that are missing on disk are left out."""
+    folder = runs_dir(home) / evidence.run_id
+    plots = [folder / name for model in evidence.models for name in model.plots.values()]
+    return [p for p in plots if p.is_file()], folder / EVIDENCE_FILE, folder / REPORT_FILE
+
+
+def verdict_card(home: Path, evidence: Evidence, request: ApprovalRequest | None = None) -> str:
+    """Markdown: overall and per-model verdicts, metrics with 95% intervals, the reasons, the evidence paths
+    and, when approval is pending, exactly what approving would write."""
+    req = evidence.request
+    dataset = req.dataset_urn.split(",")[1] if req.dataset_urn.count(",") >= 2 else req.dataset_urn
+    confidence = next((m.metrics.confidence for m in evidence.models if m.metrics), 0.95)
+    lines = [
+        f"## {VERDICT_ICONS[evidence.verdict]} Verdict: {evidence.verdict}",
+        f"**Change tested:** {plain(evidence.plan.description)} on `{dataset}.{req.field}` "
+        f"· policy {plain(evidence.policy.name)} v{evidence.policy.version} · run `{evidence.run_id}`",
+    ]
+    if evidence.models:
+        lines += [
+            "",
+            f"| Model | Verdict | Flip rate ({confidence:.0%} CI) | AUC before → after | ΔAUC ({confidence:.0%} CI) "
+            "| Score PSI | Failed rows |",
+            "|---|---|---|---|---|---|---|",
+            *(metrics_row(model) for model in evidence.models),
+        ]
+    reasons = [
+        f"- **{plain(model.name)}** {reason.severity}: {plain(reason.message)}"
+        for model in evidence.models
+        for reason in model.reasons
+        if reason.severity != Verdict.PASS
+    ] or [f"- {plain(reason)}" for reason in evidence.verdict_reasons]
+    lines += ["", "**Why**", *reasons]
+    if evidence.not_tested:
+        lines += ["", "**Not tested**", *(f"- {plain(n.name)}: {plain(n.reason)}" for n in evidence.not_tested)]
+    if evidence.failures:
+        lines += ["", "**Failures**", *(f"- {f.stage}: {plain(f.message)}" for f in evidence.failures)]
+    if evidence.coverage is not None:
+        lines += ["", "**Coverage**", *(f"- {plain(line)}" for line in evidence.coverage.lines())]
+    _, evidence_json, report = run_files(home, evidence)
+    lines += ["", f"**Evidence:** `{evidence_json}` · **Report:** `{report}`"]
+    if request is not None:
+        lines += ["", "**Approving writes to DataHub:**", *(f"- {plain(write)}" for write in request.writes)]
+    return "\n".join(lines)
+
+
+APPROVAL_QUESTION = "Publish this verdict to DataHub (tag and impact document)?"
+
+
+def publication_markdown(record: PublicationRecord | None) -> str:
+    if record is None or record.status == "not_requested":
+        return "Nothing was published."
+    if record.status == "published":
+        tags = ", ".join(f"`{tag}` on `{urn}`" for urn, tag in record.tags.items())
+        return f"**Published** by {plain(record.decided_by or 'unknown')}: {tags}; document `{record.document_urn}`."
+    if record.status == "rejected":
+        return f"**Rejected** by {plain(record.decided_by or 'unknown')}: nothing was written to DataHub."
+    if record.status == "failed":
+        return (
+            f"**Publication failed:** {plain(record.message or 'no reason recorded')}. `provenance publish` retries it."
+        )
+    return f"Publication {record.status}."

@@ -1,0 +1,130 @@
+"""One chat step per graph node: what the node worked on (from earlier updates of the same turn) and what it
+produced."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agent.chat.cards import metrics_line
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepView:
+    name: str
+    input: str
+    output: str
+    is_error: bool = False
+
+
+class StepNarrator:
+    """Turns each node's state update into a step: what the node worked on (from earlier updates of the same
+    turn) and what it produced. One narrator per turn, told what the turn starts from: `question=` for a new
+    question, `run_id=` when resuming an approval."""
+
+    def __init__(self, **known: Any) -> None:
+        self.state: dict[str, Any] = dict(known)
+
+    def view(self, node: str, update: Mapping[str, Any]) -> StepView | None:
+        if node == "experiment":  # the subgraph's merged output repeats experiment.measure and experiment.judge
+            return None
+        before, self.state = self.state, {**self.state, **update}
+        new_failures = [f for f in update.get("failures") or [] if f not in (before.get("failures") or [])]
+        output = _OUTPUTS.get(node, _no_output)(update)
+        if new_failures:
+            output = "\n".join([*(f"{f.stage} failed: {f.message}" for f in new_failures), output]).strip()
+        return StepView(
+            name=node,
+            input=_INPUTS.get(node, _no_output)(before),
+            output=output or "(no change)",
+            is_error=bool(new_failures),
+        )
+
+
+def _no_output(_: Mapping[str, Any]) -> str:
+    return ""
+
+
+def _route(update: Mapping[str, Any]) -> str:
+    route = update.get("route")
+    if route is None:
+        return ""
+    parts = [f"intent: {route.intent}", f"subject: {route.subject or '-'}"]
+    return " · ".join(parts + ([f"change: {route.change}"] if route.change else []))
+
+
+def _field(state: Mapping[str, Any]) -> str:
+    ctx = state.get("field_context")
+    return f"{ctx.dataset_urn} · field {ctx.field} ({ctx.field_type})" if ctx else ""
+
+
+def _discovery(update: Mapping[str, Any]) -> str:
+    found = update.get("discovery")
+    if found is None:
+        return ""
+    lines = [f"{len(found.features)} feature(s), {len(found.models)} model(s); lineage precision {found.precision}"]
+    for model in found.models:
+        lines.append(f"- {model.name}: {'production' if model.production else 'not in production'}")
+    return "\n".join(lines)
+
+
+def _plan(update: Mapping[str, Any]) -> str:
+    record, plan = update.get("plan_record"), update.get("plan")
+    if record is not None:
+        return f"{record.description} (planner: {record.planner})\n{record.rationale}".strip()
+    return f"refused: {plan.refusal}" if plan is not None and plan.refusal else ""
+
+
+def _measured(update: Mapping[str, Any]) -> str:
+    return "\n".join(f"- {m.name}: {metrics_line(m.metrics)}" for m in update.get("model_results") or [])
+
+
+def _judged(update: Mapping[str, Any]) -> str:
+    if (verdict := update.get("verdict")) is None:
+        return ""
+    return "\n".join([f"verdict: {verdict}", *(f"- {reason}" for reason in update.get("verdict_reasons") or [])])
+
+
+def _publication(update: Mapping[str, Any]) -> str:
+    if (record := update.get("publication")) is None:
+        return ""
+    return f"{record.status}: {record.message}" if record.message else str(record.status)
+
+
+def _approval(update: Mapping[str, Any]) -> str:
+    decision = update.get("approval")
+    return f"{decision.decision} by {decision.by}" if decision else ""
+
+
+def _plan_input(state: Mapping[str, Any]) -> str:
+    route = state.get("route")
+    change = route.change if route is not None and route.change else state.get("question", "")
+    return f"{change} · {_field(state)}"
+
+
+_INPUTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "route": lambda s: str(s.get("question", "")),
+    "catalog_qa": _route,
+    "gather_context": _route,
+    "discover": _field,
+    "plan": _plan_input,
+    "experiment.measure": lambda s: s["plan_record"].description if s.get("plan_record") else "",
+    "experiment.judge": _measured,
+    "write_evidence": _judged,
+    "approval": lambda s: f"run {s['run_id']}" if s.get("run_id") else "",
+    "publish": lambda s: f"run {s.get('run_id') or '?'}, {_approval(s)}",
+}
+_OUTPUTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "route": _route,
+    "catalog_qa": lambda u: str(u.get("answer", "")),
+    "gather_context": _field,
+    "discover": _discovery,
+    "plan": _plan,
+    "experiment.measure": _measured,
+    "experiment.judge": _judged,
+    "write_evidence": lambda u: f"run {u['run_id']}: evidence.json, report.md and plots" if u.get("run_id") else "",
+    "approval": lambda u: "\n".join(filter(None, [_approval(u), _publication(u)])),
+    "publish": _publication,
+    "respond": lambda u: str(u.get("answer", "")),
+}

@@ -1,0 +1,100 @@
+"""The verdict card, the run's files and the publication result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.chat.cards import publication_markdown, run_files, verdict_card
+from agent.state import ApprovalRequest
+from policies.engine import Verdict
+from tests.agent.chat.helpers import DATASET_URN, MODEL_URN, fraud_model
+from tools.evidence.schema import (
+    ChangeRequest,
+    Evidence,
+    ModelEvidence,
+    NotTested,
+    PlanRecord,
+    PolicyRecord,
+    PublicationRecord,
+)
+from tools.evidence.store import runs_dir
+
+
+def _evidence(home: Path, models: list[ModelEvidence]) -> Evidence:
+    evidence = Evidence(
+        run_id="20260101T000000Z-abcdef",
+        request=ChangeRequest(dataset_urn=DATASET_URN, field="amount", op="scale", params={}, fraction=1, seed=0),
+        catalog="embedded",
+        plan=PlanRecord(planner="deterministic", mutation={}, description="scale amount by 100"),
+        models=models,
+        not_tested=[NotTested(urn="urn:x", name="fraud_detector_challenger", reason="not in production")],
+        verdict=Verdict.BLOCK,
+        verdict_reasons=["fraud_detector: BLOCK"],
+        policy=PolicyRecord(name="default", version=1, sha256="0" * 64, path="policies/default-v1.yaml"),
+    )
+    folder = runs_dir(home) / evidence.run_id
+    folder.mkdir(parents=True)
+    (folder / "fraud_detector-roc.png").write_bytes(b"png")  # the shift plot is missing on purpose
+    return evidence
+
+
+def test_verdict_card_shows_verdicts_metrics_with_intervals_reasons_and_writes(tmp_path: Path) -> None:
+    evidence = _evidence(tmp_path, [fraud_model()])
+    request = ApprovalRequest(
+        run_id=evidence.run_id,
+        verdict=Verdict.BLOCK,
+        models={MODEL_URN: Verdict.BLOCK},
+        writes=[f"set tag urn:li:tag:provenance:BLOCK on {MODEL_URN}"],
+        report="report.md",
+        question="q",
+    )
+    card = verdict_card(tmp_path, evidence, request)
+    assert card.startswith("## ⛔ Verdict: BLOCK")
+    assert "| fraud\\_detector | ⛔ BLOCK | 78.8% (77.8% – 79.7%) | 0.899 → 0.727 |" in card
+    assert "-0.173 (-0.185 to -0.160), p = 6.1e-158 | 7.31 | 0.0% |" in card
+    assert "- **fraud\\_detector** BLOCK: flip rate 78\\.8% \\>= 10% block threshold" in card
+    assert "0 of 7200 rows failed" not in card  # PASS reasons stay in the report
+    assert "fraud\\_detector\\_challenger: not in production" in card
+    assert f"`{runs_dir(tmp_path) / evidence.run_id / 'evidence.json'}`" in card
+    assert "set tag urn\\:li\\:tag\\:provenance\\:BLOCK" in card
+    assert "Approving writes" not in verdict_card(tmp_path, evidence)
+
+
+def test_card_of_an_unmeasured_model_and_the_run_files(tmp_path: Path) -> None:
+    unmeasured = fraud_model(Verdict.INCOMPLETE).model_copy(update={"metrics": None})
+    evidence = _evidence(tmp_path, [unmeasured])
+    assert "| fraud\\_detector | ❔ INCOMPLETE | not measured |" in verdict_card(tmp_path, evidence)
+    plots, evidence_json, report = run_files(tmp_path, evidence)
+    folder = runs_dir(tmp_path) / evidence.run_id
+    assert plots == [folder / "fraud_detector-roc.png"]
+    assert (evidence_json, report) == (folder / "evidence.json", folder / "report.md")
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (None, "Nothing was published."),
+        (
+            PublicationRecord(
+                status="published",
+                decided_by="chat:provenance",
+                tags={MODEL_URN: "urn:li:tag:t"},
+                document_urn="urn:li:document:shared-1",
+            ),
+            f"**Published** by chat\\:provenance: `urn:li:tag:t` on `{MODEL_URN}`; "
+            "document `urn:li:document:shared-1`.",
+        ),
+        (
+            PublicationRecord(status="rejected", decided_by="chat:provenance"),
+            "**Rejected** by chat\\:provenance: nothing was written to DataHub.",
+        ),
+        (
+            PublicationRecord(status="failed", message="GMS down"),
+            "**Publication failed:** GMS down. `provenance publish` retries it.",
+        ),
+    ],
+)
+def test_publication_result(record: PublicationRecord | None, expected: str) -> None:
+    assert publication_markdown(record) == expected

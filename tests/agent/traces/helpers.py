@@ -1,0 +1,64 @@
+"""Shared helpers of the trace tests: the recorded conversation, an offline machine, edited trace copies, the CLI
+in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agent.conversation import TurnResult
+from tests.agent.helpers import catalog_write_count
+from tools.evidence.store import runs_dir
+from tools.settings import ProvenanceSettings
+
+REPO = Path(__file__).resolve().parents[3]
+THREAD = "demo-trace"
+
+
+@dataclass
+class Recorded:
+    settings: ProvenanceSettings
+    trace: Path
+    first: TurnResult
+    second: TurnResult
+
+
+def go_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No API key, and any attempt to open the catalog (endpoint + MCP server) fails."""
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+    def no_catalog(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("an offline replay must not open the catalog")
+
+    monkeypatch.setattr("agent.context.open_catalog", no_catalog)
+
+
+def catalog_state(settings: ProvenanceSettings) -> tuple[int, list[str], list[str]]:
+    runs = sorted(p.name for p in runs_dir(settings.home).iterdir())
+    traces = sorted(p.name for p in (settings.home / "traces").iterdir())
+    return catalog_write_count(settings.lite_db), runs, traces
+
+
+def edited(trace: Path, target: Path, edit: object) -> Path:
+    raw = json.loads(trace.read_text())
+    edit(raw)  # type: ignore[operator]
+    target.write_text(json.dumps(raw))
+    return target
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+    env["PROVENANCE_HOME"] = str(home)
+    return env
+
+
+def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "agent.cli", *args]
+    return subprocess.run(command, cwd=REPO, env=cli_env(home), capture_output=True, text=True, timeout=300)
