@@ -10,11 +10,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent.traces.schema import Trace, TraceError, parse_trace
+from tools import atomic
 
 TRACES_DIR = "traces"
 
@@ -41,28 +41,13 @@ def sha256_file(path: Path) -> str | None:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    # Imported when called (as before the split), so a fault injected into the store's helper reaches traces too.
-    from tools.evidence.store import _write_file_atomically
-
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_file_atomically(path, data)
+    atomic.write_atomically(path, data)  # through the module: one fault injected there reaches every writer
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> contextlib.AbstractContextManager[None]:
     """Serialise read-modify-write of one trace between processes (CLI resume while the chat runs)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on POSIX: atomic replace only
-        yield
-        return
-    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    return atomic.file_lock(path)
 
 
 def write_trace(path: Path, trace: Trace) -> None:

@@ -30,12 +30,6 @@ def runs_dir(home: Path) -> Path:
     return home / "runs"
 
 
-def _write_file_atomically(path: Path, data: bytes) -> None:
-    """Kept only for agent/traces/store.py, which imports this name; it is `tools.atomic.write_atomically`.
-    Remove once that module calls `tools.atomic` itself."""
-    atomic.write_atomically(path, data)
-
-
 def write_run(home: Path, evidence: Evidence, extra: Callable[[Path], None] | None = None) -> Path:
     """Create runs/<run_id>/ with evidence.json plus whatever `extra(folder)` writes (report, plots)."""
     final = runs_dir(home) / evidence.run_id
