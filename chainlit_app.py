@@ -118,7 +118,7 @@ async def ask_approval(thread_id: str, request: ApprovalRequest) -> None:
         lambda hook: agent().decide(thread_id, decision, on_update=hook), StepNarrator(run_id=request.run_id)
     )
     if turn is not None:
-        await cl.Message(content=cards.publication_markdown(turn.values.get("publication"))).send()
+        await cl.Message(content=cards.publication_markdown(turn.state.publication)).send()
 
 
 @cl.on_message
@@ -136,10 +136,10 @@ async def on_message(message: cl.Message) -> None:
     if turn.pending is not None:
         await show_run(turn.pending.run_id, turn.pending)
         await ask_approval(thread_id, turn.pending)
-    elif run_id := turn.values.get("run_id"):
+    elif run_id := turn.state.run_id:
         await show_run(run_id)
     else:
-        await cl.Message(content=messages.answer_markdown(turn.values)).send()
+        await cl.Message(content=messages.answer_markdown(turn.state)).send()
 
 
 async def ask_again(thread_id: str) -> None:

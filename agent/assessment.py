@@ -19,10 +19,11 @@ from pydantic import BaseModel
 from agent.context import AgentContext
 from agent.graph import build_graph
 from agent.schemas import ExperimentPlan, FieldContext, Intent, PlannerName, RouteDecision
+from agent.state import state_from_values
 from tools.catalog.session import CatalogError
-from tools.evidence.schema import Evidence, StageFailure
+from tools.evidence.schema import Evidence
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, read_evidence, runs_dir
-from tools.experiment.mutations import Mutation, PlanError
+from tools.mutations import Mutation, PlanError
 
 
 class FixedPlanner:
@@ -96,9 +97,10 @@ async def assess_change(context: AgentContext, dataset_urn: str, field: str, mut
     graph = build_graph(context=fixed, checkpointer=InMemorySaver())
     question = f"assess: {mutation.describe(field)} on {dataset_urn}.{field}"
     config: Any = {"configurable": {"thread_id": f"assess-{uuid.uuid4().hex[:12]}"}}
-    values = await graph.ainvoke({"messages": [HumanMessage(question)], "publish_mode": "no_publish"}, config)
-    failures: list[StageFailure] = values.get("failures") or []
-    run_id: str | None = values.get("run_id")
+    state = state_from_values(
+        await graph.ainvoke({"messages": [HumanMessage(question)], "publish_mode": "no_publish"}, config)
+    )
+    failures, run_id = state.failures, state.run_id
     if run_id is None:
         refused = [f.message for f in failures if f.kind == "input"]
         if refused:

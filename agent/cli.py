@@ -22,7 +22,7 @@ from tools.catalog.conventions import ConventionsError
 from tools.catalog.discovery import CatalogInputError
 from tools.catalog.session import CatalogError
 from tools.evidence.store import EvidenceError
-from tools.experiment.mutations import ALLOWED_OPERATORS, PlanError
+from tools.mutations import ALLOWED_OPERATORS, PlanError
 from tools.registry.mlflow_registry import RegistryError
 from tools.settings import load_settings
 

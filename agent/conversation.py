@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, cast
 
 from langchain_core.messages import HumanMessage
@@ -25,7 +25,7 @@ from agent.checkpoints import sqlite_checkpointer
 from agent.context import AgentContext, CatalogHandle, collect_calls
 from agent.errors import UsageError
 from agent.graph import build_graph
-from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
+from agent.state import AgentState, ApprovalDecision, ApprovalRequest, PublishMode, state_from_values
 from agent.traces.recorder import TraceRecorder
 from agent.traces.schema import TurnInput
 from tools.settings import ProvenanceSettings
@@ -37,12 +37,17 @@ UpdateHook = Callable[[str, dict[str, Any]], Awaitable[None]]
 @dataclass
 class TurnResult:
     thread_id: str
-    values: dict[str, Any]
+    state: AgentState
     pending: ApprovalRequest | None
 
     @property
     def answer(self) -> str:
-        return str(self.values.get("answer", ""))
+        return self.state.answer
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The state as LangGraph's channel mapping (field name -> value), for callers that compare states."""
+        return {f.name: getattr(self.state, f.name) for f in fields(AgentState)}
 
 
 @dataclass
@@ -54,12 +59,13 @@ class Session:
     def config(self, thread_id: str, callbacks: list[Any] | None = None) -> RunnableConfig:
         return cast(RunnableConfig, {"configurable": {"thread_id": thread_id}, "callbacks": callbacks or []})
 
-    async def _result(self, thread_id: str, values: dict[str, Any]) -> TurnResult:
-        state = await self.graph.aget_state(self.config(thread_id))
+    async def result(self, thread_id: str) -> TurnResult:
+        """The thread's current state, typed, and its pending approval if the turn stopped at the gate."""
+        snapshot = await self.graph.aget_state(self.config(thread_id))
         pending = None
-        if state.interrupts:
-            pending = ApprovalRequest.model_validate(state.interrupts[0].value)
-        return TurnResult(thread_id, dict(state.values) if state.values else values, pending)
+        if snapshot.interrupts:
+            pending = ApprovalRequest.model_validate(snapshot.interrupts[0].value)
+        return TurnResult(thread_id, state_from_values(snapshot.values), pending)
 
     async def _run(
         self, graph_input: Any, thread_id: str, callbacks: list[Any] | None, on_update: UpdateHook | None
@@ -74,7 +80,7 @@ class Session:
             for node, update in updates.items():
                 if node != "__interrupt__":
                     await on_update(node if not namespace else f"experiment.{node}", update or {})
-        return await self._result(thread_id, {})
+        return await self.result(thread_id)
 
     async def _turn(
         self,
@@ -94,7 +100,7 @@ class Session:
             except BaseException as exc:
                 self.recorder.end(active, calls, error=exc)
                 raise
-        self.recorder.end(active, calls, values=result.values, pending=result.pending)
+        self.recorder.end(active, calls, state=result.state, pending=result.pending)
         return result
 
     async def ask(
@@ -120,7 +126,7 @@ class Session:
         return await self._turn(turn_input, graph_input, thread_id, callbacks, on_update)
 
     async def pending(self, thread_id: str) -> ApprovalRequest | None:
-        return (await self._result(thread_id, {})).pending
+        return (await self.result(thread_id)).pending
 
     async def decide(
         self,

@@ -10,30 +10,28 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import TypeAdapter
 
 from agent.context import AgentContext
-from agent.nodes.failures import captured
+from agent.nodes.failures import Node, captured
 from agent.state import AgentState
 from policies.engine import Decision, evaluate
 from tools.evidence.build import slug
 from tools.evidence.schema import ModelEvidence, new_run_id
 from tools.evidence.store import runs_dir
 from tools.experiment.assess import ModelTest, overall, prepare_model, run_model
-from tools.experiment.mutations import Mutation
 from tools.experiment.runner import BaselineCache
 
-_MUTATION = TypeAdapter(Mutation)
 _BASELINES = BaselineCache()
 
 
-def make_measure(ctx: AgentContext) -> Any:
+def make_measure(ctx: AgentContext) -> Node:
     @captured("experiment")
     async def measure(state: AgentState) -> dict[str, Any]:
         assert state.discovery is not None and state.plan_record is not None
         from tools.evidence.plots import write_plots
 
-        mutation = _MUTATION.validate_python(state.plan_record.mutation)
+        mutation = state.plan_record.mutation
+        assert mutation is not None  # `plan` records a validated mutation or fails the turn
         base_dir = ctx.settings.lite_db.parent
         staging = Path(state.staging_dir) if state.staging_dir else None
         if staging is None:  # named after the future run id, so a resumed run reuses its folder
@@ -54,7 +52,7 @@ def make_measure(ctx: AgentContext) -> Any:
     return measure
 
 
-def make_judge(ctx: AgentContext) -> Any:
+def make_judge(ctx: AgentContext) -> Node:
     @captured("policy")
     async def judge(state: AgentState) -> dict[str, Any]:
         assert state.discovery is not None

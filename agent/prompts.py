@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from agent.schemas import FieldContext, Intent
-from tools.experiment.mutations import ALLOWED_OPERATORS
+from tools.mutations import ALLOWED_OPERATORS
 
 # One line per intent; the routing prompt is built from this table so a new Intent cannot be left unexplained.
 INTENT_GUIDE: dict[Intent, str] = {

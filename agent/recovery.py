@@ -65,5 +65,4 @@ async def continue_thread(session: Session, thread_id: str, callbacks: list[Any]
     config = session.config(thread_id, callbacks)
     if status.state == "interrupted":
         await session.graph.ainvoke(None, config)
-    state = await session.graph.aget_state(session.config(thread_id))
-    return TurnResult(thread_id, dict(state.values or {}), await session.pending(thread_id))
+    return await session.result(thread_id)

@@ -3,7 +3,8 @@ never enters the state: it lives in the run folder, and the state keeps the run 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
@@ -87,6 +88,12 @@ class AgentState:
 
     answer: str = ""
     """Written by `respond` and the catalog Q&A node: the text shown to the user."""
+
+
+def state_from_values(values: Mapping[str, Any] | None) -> AgentState:
+    """The typed state from LangGraph's channel values (a fresh thread has none: the defaults)."""
+    known = {f.name for f in fields(AgentState)}
+    return AgentState(**{k: v for k, v in (values or {}).items() if k in known})
 
 
 TURN_RESET: dict[str, Any] = {

@@ -27,8 +27,8 @@ from seed.data import LABEL_COLUMN, generate_transactions, to_feature_frame
 from seed.model import MODEL_FEATURES, train_demo_models
 from tools.experiment.binding import ModelBinding, load_verified_pipeline
 from tools.experiment.metrics import compute_metrics
-from tools.experiment.mutations import Mutation, apply_mutation, parse_mutation
 from tools.experiment.runner import BaselineCache, ExperimentOutcome, run_experiment
+from tools.mutations import Mutation, apply_mutation, parse_mutation
 
 MB = 1024 * 1024
 DATA_SEED = 7  # not the training seed: the benchmark rows are fresh data from the same generator

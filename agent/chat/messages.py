@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
-from tools.evidence.schema import StageFailure
+from agent.state import AgentState
 
 DEMO_QUESTION = "What happens if payments.transactions.amount is sent in cents instead of dollars?"
 STARTERS: tuple[tuple[str, str], ...] = (
@@ -29,11 +27,10 @@ def plain(text: str) -> str:
     return "  \n".join("\u00a0" * (len(line) - len(line.lstrip(" "))) + line.lstrip(" ") for line in lines)
 
 
-def answer_markdown(values: Mapping[str, Any]) -> str:
+def answer_markdown(state: AgentState) -> str:
     """A finished turn's answer; an unreachable catalog is said plainly before the agent's own words."""
-    answer = plain(str(values.get("answer") or "I have no answer for that."))
-    failures: list[StageFailure] = values.get("failures") or []
-    if any(f.message.startswith(CATALOG_ERRORS) for f in failures):
+    answer = plain(state.answer or "I have no answer for that.")
+    if any(f.message.startswith(CATALOG_ERRORS) for f in state.failures):
         return f"**The DataHub catalog could not be reached.**\n\n{answer}"
     return answer
 

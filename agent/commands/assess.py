@@ -12,7 +12,7 @@ from agent.exit_codes import EXIT_CODES
 from agent.render import render_result
 from policies.engine import load_policy
 from tools.catalog.discovery import check_dataset_urn
-from tools.experiment.mutations import PlanError, parse_mutation
+from tools.mutations import PlanError, parse_mutation
 from tools.settings import ProvenanceSettings
 
 

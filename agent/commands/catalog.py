@@ -110,7 +110,7 @@ async def _demo_conversation(settings: ProvenanceSettings) -> int:
         catalog = session.context.handle.opened
         if catalog is not None:
             print(f"MCP calls this conversation: {len(catalog.session.calls)}")
-        return EXIT_CODES[str(turn.values["verdict"])]
+        return EXIT_CODES[str(turn.state.verdict)]
 
 
 async def _demo_check(settings: ProvenanceSettings, model_urn: str) -> None:

@@ -13,7 +13,7 @@ from agent.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.nodes.approval import publish_run
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
 from tools.evidence.store import EvidenceError, list_run_ids, read_evidence
-from tools.experiment.mutations import PlanError
+from tools.mutations import PlanError
 from tools.settings import ProvenanceSettings
 
 
@@ -65,8 +65,8 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
                 return EXIT_CODES[str(turn.pending.verdict)]
             turn = await session.decide(turn.thread_id, decision)
         print(turn.answer)
-        verdict, failures = turn.values.get("verdict"), turn.values.get("failures") or []
-        if verdict and turn.values.get("run_id"):
+        verdict, failures = turn.state.verdict, turn.state.failures
+        if verdict and turn.state.run_id:
             return EXIT_CODES[str(verdict)]
         if failures:
             return EXIT_BAD_INPUT if any(f.kind == "input" for f in failures) else EXIT_FAILURE

@@ -3,12 +3,13 @@ code that opens a catalog writer session."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from langgraph.types import Command, interrupt
 from pydantic import ValidationError
 
 from agent.context import AgentContext
+from agent.nodes.failures import Node
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest
 from tools.catalog.session import CatalogError
 from tools.evidence.build import refresh_run
@@ -27,7 +28,11 @@ def parse_decision(raw: Any) -> ApprovalDecision:
         return ApprovalDecision(decision="reject", comment=f"unrecognised approval answer {raw!r} treated as reject")
 
 
-def make_approval(ctx: AgentContext) -> Any:
+class ApprovalNode(Protocol):
+    def __call__(self, state: AgentState) -> Command[Literal["publish", "respond"]]: ...
+
+
+def make_approval(ctx: AgentContext) -> ApprovalNode:
     def approval(state: AgentState) -> Command[Literal["publish", "respond"]]:
         assert state.run_id is not None and state.verdict is not None
         if state.publish_mode == "no_publish":
@@ -53,7 +58,7 @@ def make_approval(ctx: AgentContext) -> Any:
     return approval
 
 
-def make_publish(ctx: AgentContext) -> Any:
+def make_publish(ctx: AgentContext) -> Node:
     async def publish(state: AgentState) -> dict[str, Any]:
         assert state.run_id is not None and state.approval is not None and state.approval.decision == "approve"
         return {"publication": await publish_run(ctx, state.run_id, decided_by=state.approval.by)}

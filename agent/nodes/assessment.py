@@ -6,17 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from agent.context import AgentContext
-from agent.nodes.failures import captured
+from agent.nodes.failures import Node, captured
 from agent.schemas import FieldContext
 from agent.state import AgentState
 from tools.catalog.discovery import Discoverer
 from tools.catalog.resolve import resolve_field
 from tools.evidence.schema import PlanRecord
 from tools.experiment.assess import validate_against_field
-from tools.experiment.mutations import PlanError, parse_mutation
+from tools.mutations import PlanError, parse_mutation
 
 
-def make_gather_context(ctx: AgentContext) -> Any:
+def make_gather_context(ctx: AgentContext) -> Node:
     @captured("gather_context")
     async def gather_context(state: AgentState) -> dict[str, Any]:
         assert state.route is not None
@@ -39,7 +39,7 @@ def make_gather_context(ctx: AgentContext) -> Any:
     return gather_context
 
 
-def make_discover(ctx: AgentContext) -> Any:
+def make_discover(ctx: AgentContext) -> Node:
     @captured("discover")
     async def discover(state: AgentState) -> dict[str, Any]:
         assert state.field_context is not None
@@ -50,7 +50,7 @@ def make_discover(ctx: AgentContext) -> Any:
     return discover
 
 
-def make_plan(ctx: AgentContext) -> Any:
+def make_plan(ctx: AgentContext) -> Node:
     @captured("plan")
     async def plan(state: AgentState) -> dict[str, Any]:
         assert state.field_context is not None and state.discovery is not None
@@ -62,7 +62,7 @@ def make_plan(ctx: AgentContext) -> Any:
         validate_against_field(mutation, state.discovery)
         record = PlanRecord(
             planner=ctx.planner.name,
-            mutation=mutation.model_dump(mode="json"),
+            mutation=mutation,
             description=mutation.describe(state.field_context.field),
             rationale=proposal.rationale,
         )

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from agent.context import AgentContext
-from agent.nodes.failures import captured
+from agent.nodes.failures import Node, captured
 from agent.prompts_text import CAPABILITIES
 from agent.schemas import Intent
 from agent.state import AgentState
@@ -17,7 +17,7 @@ from tools.catalog.resolve import resolve_field, resolve_model
 from tools.evidence.writeback import STATUS_TAG_PREFIX
 
 
-def make_catalog_qa(ctx: AgentContext) -> Any:
+def make_catalog_qa(ctx: AgentContext) -> Node:
     async def dependents(subject: str) -> str:
         reader = await ctx.handle.reader()
         dataset, field = await resolve_field(reader, subject)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.context import AgentContext
+from agent.nodes.failures import Node
 from agent.state import AgentState
 from policies.engine import Verdict, overall_verdict
 from tools.evidence.build import environment, policy_record
@@ -16,7 +17,7 @@ from tools.evidence.store import EvidenceError, read_evidence, runs_dir, update_
 
 def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Evidence:
     fc, plan, found = state.field_context, state.plan_record, state.discovery
-    mutation = dict(plan.mutation) if plan else {}
+    mutation = plan.mutation.model_dump(mode="json") if plan and plan.mutation else {}
     request = ChangeRequest(
         dataset_urn=fc.dataset_urn if fc else "",
         field=fc.field if fc else "",
@@ -42,7 +43,7 @@ def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Ev
         lineage_precision=found.precision if found else "none",
         datasets_searched=found.datasets_searched if found else [],
         coverage=found.coverage if found else None,
-        plan=plan or PlanRecord(planner=ctx.planner.name, mutation={}, description="no plan was made"),
+        plan=plan or PlanRecord(planner=ctx.planner.name, mutation=None, description="no plan was made"),
         models=state.model_results,
         not_tested=[] if found is None else _not_tested(found),
         verdict=verdict,
@@ -65,7 +66,7 @@ def _not_tested(found: Any) -> list[Any]:
     return not_tested(found)
 
 
-def make_write_evidence(ctx: AgentContext) -> Any:
+def make_write_evidence(ctx: AgentContext) -> Node:
     async def write_evidence(state: AgentState) -> dict[str, Any]:
         staging = Path(state.staging_dir) if state.staging_dir else None
         run_id = staging.name.removeprefix(".staging-") if staging else new_run_id()

@@ -5,15 +5,22 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from agent.state import AgentState
 from tools.catalog.discovery import CatalogInputError
 from tools.evidence.schema import StageFailure
-from tools.experiment.mutations import PlanError
+from tools.mutations import PlanError
 
 log = logging.getLogger(__name__)
-Node = Callable[[AgentState], Awaitable[dict[str, Any]]]
+
+
+class Node(Protocol):
+    """A graph node: the state in, its update out (LangGraph passes the state by the name `state`)."""
+
+    def __call__(self, state: AgentState) -> Awaitable[dict[str, Any]]: ...
+
+
 USER_ERRORS = (CatalogInputError, PlanError)
 
 

@@ -7,13 +7,13 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from agent.context import AgentContext
-from agent.nodes.failures import input_failed
+from agent.nodes.failures import Node, input_failed
 from agent.prompts_text import CAPABILITIES
 from agent.state import AgentState
 from tools.evidence.store import REPORT_FILE, runs_dir
 
 
-def make_respond(ctx: AgentContext) -> Any:
+def make_respond(ctx: AgentContext) -> Node:
     async def respond(state: AgentState) -> dict[str, Any]:
         if state.answer and not state.failures:
             return {}  # catalog_qa already answered

@@ -7,12 +7,12 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from agent.context import AgentContext
-from agent.nodes.failures import captured
+from agent.nodes.failures import Node, captured
 from agent.schemas import Intent
 from agent.state import TURN_RESET, AgentState
 
 
-def make_route(ctx: AgentContext) -> Any:
+def make_route(ctx: AgentContext) -> Node:
     @captured("route")
     async def route(state: AgentState) -> dict[str, Any]:
         humans = [m for m in state.messages if isinstance(m, HumanMessage)]

@@ -16,7 +16,7 @@ from agent.planning import detectors as d
 from agent.planning import phrases as p
 from agent.planning.shifts import shift, time_shift
 from agent.schemas import ExperimentPlan, FieldContext, Intent, RouteDecision
-from tools.experiment.mutations import PlanError, parse_mutation
+from tools.mutations import PlanError, parse_mutation
 
 __all__ = ["CAN_TEST", "plan", "route"]
 

@@ -22,6 +22,7 @@ from langchain_core.messages import message_to_dict
 from langchain_core.outputs import ChatGeneration, LLMResult
 
 from agent.context import AgentContext
+from agent.state import AgentState, ApprovalRequest
 from agent.traces.schema import (
     LLM_ERROR_TYPE,
     AffectedModelRecord,
@@ -38,7 +39,7 @@ from agent.traces.store import locked, read_trace, sha256_file, trace_id_for, tr
 from tools.catalog.discovery import Discovery
 from tools.catalog.session import ToolCallRecord
 from tools.evidence.build import environment, policy_record
-from tools.evidence.schema import ModelEvidence, PublicationRecord, StageFailure
+from tools.evidence.schema import ModelEvidence
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, read_evidence, runs_dir
 from tools.settings import ProvenanceSettings
 
@@ -109,12 +110,10 @@ def _model_outcome(model: ModelEvidence) -> ModelOutcome:
     )
 
 
-def outcome_from_values(settings: ProvenanceSettings, values: dict[str, Any], pending: Any) -> TurnOutcome:
+def outcome_from_state(settings: ProvenanceSettings, state: AgentState, pending: ApprovalRequest | None) -> TurnOutcome:
     """What a finished turn produced, from the graph state and (when a run was written) its evidence."""
-    run_id = values.get("run_id")
-    models = [m for m in values.get("model_results") or [] if isinstance(m, ModelEvidence)]
+    run_id, models, publication = state.run_id, state.model_results, state.publication
     evidence_ref = None
-    publication = values.get("publication")
     if run_id:
         folder = runs_dir(settings.home) / run_id
         policy_sha = None
@@ -131,19 +130,19 @@ def outcome_from_values(settings: ProvenanceSettings, values: dict[str, Any], pe
             policy_sha256=policy_sha,
         )
     return TurnOutcome(
-        answer=str(values.get("answer") or ""),
-        route=values.get("route"),
-        plan=values.get("plan"),
-        plan_record=values.get("plan_record"),
-        affected_models=_affected(values.get("discovery")),
+        answer=state.answer,
+        route=state.route,
+        plan=state.plan,
+        plan_record=state.plan_record,
+        affected_models=_affected(state.discovery),
         models=[_model_outcome(m) for m in models],
-        verdict=values.get("verdict"),
-        verdict_reasons=list(values.get("verdict_reasons") or []),
+        verdict=state.verdict,
+        verdict_reasons=list(state.verdict_reasons),
         run_id=run_id,
         evidence=evidence_ref,
         pending=pending,
-        publication=publication if isinstance(publication, PublicationRecord) else None,
-        failures=[f for f in values.get("failures") or [] if isinstance(f, StageFailure)],
+        publication=publication,
+        failures=list(state.failures),
     )
 
 
@@ -233,8 +232,8 @@ class TraceRecorder:
         active: ActiveTurn,
         calls: list[ToolCallRecord],
         *,
-        values: dict[str, Any] | None = None,
-        pending: Any = None,
+        state: AgentState | None = None,
+        pending: ApprovalRequest | None = None,
         error: BaseException | None = None,
     ) -> None:
         turn = active.turn
@@ -248,7 +247,7 @@ class TraceRecorder:
         else:
             turn.status = "ok"
             try:
-                turn.outcome = outcome_from_values(self.settings, values or {}, pending)
+                turn.outcome = outcome_from_state(self.settings, state or AgentState(), pending)
             except Exception as exc:  # a recording problem must not end the conversation
                 log.warning("trace: could not summarise turn %s of %s: %s", turn.index, active.thread_id, exc)
 

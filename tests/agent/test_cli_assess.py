@@ -32,7 +32,7 @@ from seed.catalog import CONTROL_MODEL_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN
 from seed.model import read_eval_frame
 from tools.evidence.schema import ModelEvidence
 from tools.experiment.metrics import ModelMetrics
-from tools.experiment.mutations import ALLOWED_OPERATORS, parse_mutation
+from tools.mutations import ALLOWED_OPERATORS, parse_mutation
 from tools.settings import ProvenanceSettings
 
 EVAL_ROWS = 7_200  # the demo's evaluation split: 30 % of 24 000 generated transactions

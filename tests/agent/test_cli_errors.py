@@ -15,7 +15,7 @@ import pytest
 import agent.cli
 from agent.cli import main
 from agent.errors import UsageError
-from tools.experiment.mutations import PlanError
+from tools.mutations import PlanError
 from tools.settings import ProvenanceSettings
 
 NOISE = ("Broken pipe", "free the space", "Traceback", "Exception ignored", "BrokenPipeError")

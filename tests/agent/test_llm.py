@@ -25,7 +25,8 @@ from agent.fakes import as_tool_call, scripted
 from agent.llm import BASE_URL_ENV, MODEL_ENV, LlmPlanner, PlannerError, chat_model_from_env
 from agent.prompts import PLAN_SYSTEM_PROMPT, ROUTE_SYSTEM_PROMPT, plan_messages, route_messages
 from agent.schemas import ExperimentPlan, FieldContext, Intent, RouteDecision
-from tools.experiment.mutations import Scale, parse_mutation
+from tools.mutations import parse_mutation
+from tools.mutations.operators import Scale
 
 QUESTION = "What happens if payments.transactions.amount is sent in cents?"
 FIELD = FieldContext(

@@ -37,7 +37,7 @@ from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, write_to_lite
 from tests.reliability.common import DEMO_QUESTION, KeptHandle, fresh_home, settings_for
 from tools.embedded.store import LiteStore
 from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, LABEL_COLUMN
-from tools.experiment.mutations import parse_mutation
+from tools.mutations import parse_mutation
 from tools.settings import ProvenanceSettings
 
 

@@ -39,7 +39,7 @@ from tests.reliability.common import fresh_home, settings_for, snapshot
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.discovery import CatalogInputError, Discoverer
 from tools.catalog.session import CatalogError
-from tools.experiment.mutations import ALLOWED_OPERATORS, PlanError, apply_mutation, parse_mutation
+from tools.mutations import ALLOWED_OPERATORS, PlanError, apply_mutation, parse_mutation
 
 # -------------------------------------------------------------------------------------------------- the tally
 

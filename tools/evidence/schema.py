@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from policies.engine import Reason, Verdict
 from policies.metrics import ModelMetrics
 from tools.catalog.coverage import Coverage
 from tools.catalog.discovery import LineageStep
+from tools.mutations import Mutation
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,9 +39,15 @@ class ChangeRequest(BaseModel):
 
 class PlanRecord(BaseModel):
     planner: Literal["cli", "deterministic", "gemini", "replay"]
-    mutation: dict[str, Any]
+    mutation: Mutation | None = Field(description="the validated mutation; None when no plan was made")
     description: str
     rationale: str = ""
+
+    @field_validator("mutation", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        # Run folders and traces written before the mutation was typed store "no plan" as {}.
+        return None if value == {} else value
 
 
 class BindingRecord(BaseModel):

@@ -26,7 +26,8 @@ from tools.experiment.binding import (
     resolve_binding,
 )
 from tools.experiment.metrics import compute_metrics
-from tools.experiment.mutations import (
+from tools.experiment.runner import BaselineCache, BaselineFailure, run_experiment
+from tools.mutations import (
     Kind,
     Mutation,
     MutationTypeError,
@@ -34,7 +35,6 @@ from tools.experiment.mutations import (
     apply_mutation,
     check_compatible,
 )
-from tools.experiment.runner import BaselineCache, BaselineFailure, run_experiment
 
 CATALOG_KINDS: dict[str, Kind] = {
     "NUMBER": "numeric",

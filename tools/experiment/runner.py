@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tools.experiment.mutations import Mutation, apply_mutation, check_compatible
+from tools.mutations import Mutation, apply_mutation, check_compatible
 
 DEFAULT_CHUNK_ROWS = 20_000  # bounds peak memory to a small multiple of one chunk's transform
 # Upper bound on predict calls spent isolating failing rows; beyond it the remaining suspect rows are

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent.chat.messages import DEMO_QUESTION, STARTERS, answer_markdown, plain
+from agent.state import AgentState
 from tools.evidence.schema import StageFailure
 
 
@@ -13,11 +14,11 @@ def test_plain_text_keeps_urns_lines_and_indentation() -> None:
 
 def test_answer_says_plainly_when_the_catalog_is_unreachable() -> None:
     failure = StageFailure(stage="catalog_qa", message="CatalogError: could not start the DataHub MCP server")
-    answer = answer_markdown({"answer": "Stage catalog_qa failed: ...", "failures": [failure]})
+    answer = answer_markdown(AgentState(answer="Stage catalog_qa failed: ...", failures=[failure]))
     assert answer.startswith("**The DataHub catalog could not be reached.**")
-    assert answer_markdown({"answer": "Owners of x", "failures": []}) == "Owners of x"
+    assert answer_markdown(AgentState(answer="Owners of x", failures=[])) == "Owners of x"
     refused = StageFailure(stage="plan", message="cannot model 'make it blue'", kind="input")
-    assert "could not be reached" not in answer_markdown({"answer": "I could not run this", "failures": [refused]})
+    assert "could not be reached" not in answer_markdown(AgentState(answer="I could not run this", failures=[refused]))
 
 
 def test_starters_cover_the_demo_and_the_three_catalog_questions() -> None:

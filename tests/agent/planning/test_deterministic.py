@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agent.planning.deterministic import plan, route
 from agent.schemas import ExperimentPlan, FieldContext, Intent
-from tools.experiment.mutations import parse_mutation
+from tools.mutations import parse_mutation
 
 _TABLE = "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"
 _FIELD_URN = f"urn:li:schemaField:({_TABLE},amount)"

@@ -16,8 +16,8 @@ from sklearn.preprocessing import FunctionTransformer
 
 from seed.model import FRAUD_DETECTOR, MERCHANT_RISK, MODEL_FEATURES, read_eval_frame
 from tools.experiment.binding import ModelBinding, load_verified_pipeline
-from tools.experiment.mutations import Mutation, apply_mutation, parse_mutation
 from tools.experiment.runner import BaselineCache, BaselineFailure, ExperimentOutcome, run_experiment
+from tools.mutations import Mutation, apply_mutation, parse_mutation
 
 LABEL = "is_fraud"
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from tools.experiment.mutations import (
+from tools.mutations import (
     ALLOWED_OPERATORS,
     Mutation,
     MutationTypeError,

@@ -1,16 +1,12 @@
-"""The mutation operator allowlist (DESIGN §5): typed, bounded, deterministic column mutations.
-
-A plan (from the LLM or the deterministic planner) names an operator and its parameters. ``parse_mutation``
-validates them against this allowlist, ``check_compatible`` against the evaluation column, and
-``apply_mutation`` returns a mutated copy. Rows are chosen from ``default_rng(seed)`` alone, so a run is
-reproducible from the plan.
-"""
+"""The operators of the allowlist: one frozen pydantic model each (bounds checked on construction), the
+discriminated `Mutation` union, and ``parse_mutation``, which turns a plan's (op, params) into one of them or a
+PlanError that says what is allowed."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -18,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 Kind = Literal["numeric", "boolean", "categorical", "other"]
 _ALL_KINDS: frozenset[str] = frozenset({"numeric", "boolean", "categorical", "other"})
-_CONSTANT_TYPES = {"numeric": (int, float), "boolean": (bool,), "categorical": (str,)}
+CONSTANT_TYPES = {"numeric": (int, float), "boolean": (bool,), "categorical": (str,)}
 
 
 class PlanError(ValueError):
@@ -29,7 +25,7 @@ class MutationTypeError(PlanError):
     """The operator does not fit the column's type."""
 
 
-class _Op(BaseModel):
+class Operator(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     fraction: float = 1.0
@@ -67,17 +63,17 @@ class _Op(BaseModel):
     def _action(self, column: str) -> str:
         return self.action.format(column=column, **dict(self))
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
-    def _categorical(self, values: np.ndarray) -> np.ndarray:
+    def transform_categorical(self, values: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def _check_values(self, series: pd.Series) -> None:
+    def check_values(self, series: pd.Series) -> None:
         """Value-level checks beyond the type; default: none."""
 
 
-class Scale(_Op):
+class Scale(Operator):
     op: Literal["scale"] = "scale"
     factor: float
     summary = "multiply by factor; factor != 0, 1e-6 <= |factor| <= 1e6 (dollars->cents: 100)"
@@ -90,30 +86,30 @@ class Scale(_Op):
             raise ValueError("factor must be non-zero with 1e-6 <= |factor| <= 1e6")
         return value
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return x * self.factor
 
 
-class Shift(_Op):
+class Shift(Operator):
     op: Literal["shift"] = "shift"
     offset: float = Field(ge=-1e12, le=1e12)
     summary = "add offset; |offset| <= 1e12"
     action, int_params = "shift {column} by {offset:+g}", ("offset",)
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return x + self.offset
 
 
-class NullInject(_Op):
+class NullInject(Operator):
     op: Literal["null_inject"] = "null_inject"
     summary = "set the rows to null (any column; integer columns become float)"
     action, kinds = "set {column} to null", _ALL_KINDS
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return np.full(len(x), np.nan)
 
 
-class Constant(_Op):
+class Constant(Operator):
     op: Literal["constant"] = "constant"
     value: bool | int | float | str
     summary = "set the rows to value: int/float for numeric, bool for boolean, str for string columns"
@@ -133,20 +129,20 @@ class Constant(_Op):
         return value
 
     def fits(self, kind: Kind) -> bool:
-        allowed = _CONSTANT_TYPES.get(kind, ())
+        allowed = CONSTANT_TYPES.get(kind, ())
         return isinstance(self.value, allowed) and (kind == "boolean") == isinstance(self.value, bool)
 
     def keeps_integers(self) -> bool:
         return isinstance(self.value, int)
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return np.full(len(x), float(self.value))
 
-    def _categorical(self, values: np.ndarray) -> np.ndarray:
+    def transform_categorical(self, values: np.ndarray) -> np.ndarray:
         return np.full(len(values), self.value, dtype=object)
 
 
-class CategoryRemap(_Op):
+class CategoryRemap(Operator):
     op: Literal["category_remap"] = "category_remap"
     mapping: dict[str, str] = Field(min_length=1, max_length=1000)
     summary = "rename categories {old: new}; 1 to 1000 str->str entries (string/category columns)"
@@ -157,7 +153,7 @@ class CategoryRemap(_Op):
         more = f", +{len(self.mapping) - 3} more" if len(self.mapping) > 3 else ""
         return f"remap categories of {column} ({', '.join(pairs)}{more})"
 
-    def _check_values(self, series: pd.Series) -> None:
+    def check_values(self, series: pd.Series) -> None:
         # A mapping that matches nothing would measure nothing and report a misleading PASS.
         if not series.isin(list(self.mapping)).any():
             raise PlanError(
@@ -165,7 +161,7 @@ class CategoryRemap(_Op):
                 f"{series.name!r}; some values it holds: {list(pd.unique(series.dropna()))[:10]}"
             )
 
-    def _categorical(self, values: np.ndarray) -> np.ndarray:
+    def transform_categorical(self, values: np.ndarray) -> np.ndarray:
         positions = pd.Index(list(self.mapping)).get_indexer(pd.Index(values))
         hit = positions >= 0
         out = values.copy()
@@ -173,31 +169,31 @@ class CategoryRemap(_Op):
         return out
 
 
-class UnseenCategory(_Op):
+class UnseenCategory(Operator):
     op: Literal["unseen_category"] = "unseen_category"
     value: str = Field(min_length=1)
     summary = "replace with a category absent from the column; non-empty str (string/category columns)"
     action, kinds = "replace {column} with unseen category {value!r}", frozenset({"categorical"})
 
-    def _check_values(self, series: pd.Series) -> None:
+    def check_values(self, series: pd.Series) -> None:
         if series.eq(self.value).any():
             raise PlanError(f"unseen_category: {self.value!r} already occurs in column {series.name!r}")
 
-    def _categorical(self, values: np.ndarray) -> np.ndarray:
+    def transform_categorical(self, values: np.ndarray) -> np.ndarray:
         return np.full(len(values), self.value, dtype=object)
 
 
-class Round(_Op):
+class Round(Operator):
     op: Literal["round"] = "round"
     decimals: int = Field(ge=-6, le=10)
     summary = "round to decimals places, int in [-6, 10] (numpy rounds half to even)"
     action, int_params = "round {column} to {decimals} decimals", ()
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return np.round(x, self.decimals)
 
 
-class Clip(_Op):
+class Clip(Operator):
     op: Literal["clip"] = "clip"
     lower: float | None = None
     upper: float | None = None
@@ -212,37 +208,37 @@ class Clip(_Op):
             raise ValueError(f"lower must be less than upper (got lower={self.lower}, upper={self.upper})")
         return self
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return np.clip(x, self.lower, self.upper)
 
 
-class Noise(_Op):
+class Noise(Operator):
     op: Literal["noise"] = "noise"
     relative_std: float = Field(gt=0, le=10)
     summary = "multiply by (1 + e), e ~ Normal(0, relative_std); 0 < relative_std <= 10"
     action = "add Gaussian noise to {column} (relative std {relative_std:g})"
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         # Relative to each value so the noise keeps the column's units and scale (a 1% error stays 1%).
         return x * (1.0 + rng.normal(0.0, self.relative_std, size=len(x)))
 
 
-class SignFlip(_Op):
+class SignFlip(Operator):
     op: Literal["sign_flip"] = "sign_flip"
     summary = "negate the values"
     action, int_params = "flip the sign of {column}", ()
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return -x
 
 
-class Shuffle(_Op):
+class Shuffle(Operator):
     op: Literal["shuffle"] = "shuffle"
     summary = "permute the values among the selected rows (any column)"
     action, kinds = "shuffle {column} across rows", _ALL_KINDS
 
 
-class CyclicShift(_Op):
+class CyclicShift(Operator):
     op: Literal["cyclic_shift"] = "cyclic_shift"
     offset: float
     period: float = Field(gt=0)
@@ -256,13 +252,13 @@ class CyclicShift(_Op):
             raise ValueError(f"offset must satisfy |offset| < period (got offset={self.offset}, period={self.period})")
         return self
 
-    def _numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def transform_numeric(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return np.mod(x + self.offset, self.period)
 
 
-_OPERATORS: tuple[type[_Op], ...] = (Scale, Shift, NullInject, Constant, CategoryRemap, UnseenCategory,
+_OPERATORS: tuple[type[Operator], ...] = (Scale, Shift, NullInject, Constant, CategoryRemap, UnseenCategory,
                                      Round, Clip, Noise, SignFlip, Shuffle, CyclicShift)  # fmt: skip
-_REGISTRY: dict[str, type[_Op]] = {cls.model_fields["op"].default: cls for cls in _OPERATORS}
+REGISTRY: dict[str, type[Operator]] = {cls.model_fields["op"].default: cls for cls in _OPERATORS}
 
 # fmt: off
 Mutation = Annotated[
@@ -271,7 +267,7 @@ Mutation = Annotated[
     Field(discriminator="op"),
 ]
 # fmt: on
-ALLOWED_OPERATORS: dict[str, str] = {op: f"{cls.signature()}: {cls.summary}" for op, cls in _REGISTRY.items()}
+ALLOWED_OPERATORS: dict[str, str] = {op: f"{cls.signature()}: {cls.summary}" for op, cls in REGISTRY.items()}
 _COMMON = "every operator also takes fraction in (0, 1] (default 1.0) and seed >= 0 (default 0)"
 
 
@@ -281,7 +277,7 @@ def _allowed_text() -> str:
 
 def parse_mutation(op: str, params: Mapping[str, object], *, fraction: float = 1.0, seed: int = 0) -> Mutation:
     """Validate an operator and its parameters against the allowlist; raise PlanError saying what is allowed."""
-    cls = _REGISTRY.get(op.strip().lower()) if isinstance(op, str) else None
+    cls = REGISTRY.get(op.strip().lower()) if isinstance(op, str) else None
     if cls is None:
         raise PlanError(f"unknown mutation operator {op!r}; allowed operators:\n{_allowed_text()}\n({_COMMON})")
     name = cls.model_fields["op"].default
@@ -315,97 +311,3 @@ def _readable(exc: ValidationError) -> str:
         else:
             messages[param] = text
     return "; ".join(messages.values())
-
-
-def column_kind(series: pd.Series) -> Kind:
-    dtype = series.dtype
-    if pd.api.types.is_bool_dtype(dtype):
-        return "boolean"
-    if pd.api.types.is_numeric_dtype(dtype):
-        return "numeric"
-    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype) or dtype == np.dtype(object):
-        return "categorical"
-    return "other"
-
-
-def check_compatible(mutation: Mutation, series: pd.Series) -> None:
-    """Raise MutationTypeError (or PlanError for value-level problems) if the mutation cannot run on series."""
-    kind = column_kind(series)
-    if not mutation.fits(kind):
-        fitting = [ALLOWED_OPERATORS[op].split(":")[0] for op, cls in _REGISTRY.items() if kind in cls.kinds]
-        hint = f"; constant needs a value of type {' or '.join(t.__name__ for t in _CONSTANT_TYPES[kind])}" if (
-            isinstance(mutation, Constant) and kind in _CONSTANT_TYPES) else ""  # fmt: skip
-        raise MutationTypeError(
-            f"{mutation.op} cannot be applied to column {series.name!r} ({kind}, dtype {series.dtype}); "
-            f"operators that fit a {kind} column: {', '.join(fitting)}{hint}"
-        )
-    mutation._check_values(series)
-
-
-def _select_rows(n: int, fraction: float, rng: np.random.Generator) -> np.ndarray | slice:
-    k = min(n, max(1, round(fraction * n)))
-    # All rows: a slice avoids building and gathering through a million-entry index array.
-    return slice(None) if k == n else rng.choice(n, size=k, replace=False)
-
-
-def _row_mask(n: int, rows: np.ndarray | slice) -> np.ndarray:
-    mask = np.zeros(n, dtype=bool)
-    mask[rows] = True
-    return mask
-
-
-def apply_mutation(column: pd.Series, mutation: Mutation) -> pd.Series:
-    """Return a new, mutated series; the input is never modified. Non-selected rows are unchanged."""
-    check_compatible(mutation, column)
-    n = len(column)
-    rng = np.random.default_rng(mutation.seed)
-    rows = _select_rows(n, mutation.fraction, rng)
-    kind = column_kind(column)
-    if isinstance(mutation, NullInject) and kind != "numeric":  # numeric columns go through the float path
-        return column.mask(_row_mask(n, rows))
-    if isinstance(mutation, Shuffle):
-        positions = np.arange(n)
-        positions[rows] = rng.permutation(positions[rows])
-        return column.take(positions).set_axis(column.index)
-    if kind == "boolean" and isinstance(mutation, Constant):  # the only other operator that fits booleans
-        return column.mask(_row_mask(n, rows), mutation.value)
-    if kind == "categorical":
-        return _apply_categorical(column, mutation, rows)
-    return _apply_numeric(column, mutation, rows, rng)
-
-
-def _apply_numeric(column: pd.Series, mutation: _Op, rows: np.ndarray | slice, rng: np.random.Generator) -> pd.Series:
-    out = column.to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
-    out[rows] = mutation._numeric(out[rows], rng)
-    dtype = column.dtype
-    is_ext = isinstance(dtype, pd.api.extensions.ExtensionDtype)
-    keep_int = pd.api.types.is_integer_dtype(dtype) and mutation.keeps_integers() and _fits_integer(out, dtype)
-    result: object = out
-    if keep_int or pd.api.types.is_float_dtype(dtype):
-        result = pd.array(out, dtype=dtype) if is_ext else out.astype(dtype, copy=False)  # type: ignore[call-overload,arg-type]
-    elif is_ext:  # nullable integer column that became float: stay nullable
-        result = pd.array(out, dtype="Float64")
-    return pd.Series(result, index=column.index, name=column.name, copy=False)
-
-
-def _fits_integer(values: np.ndarray, dtype: Any) -> bool:
-    """Keep an integer dtype only if every value fits; otherwise fall back to float rather than wrap around."""
-    missing = np.isnan(values)
-    if missing.any() and not isinstance(dtype, pd.api.extensions.ExtensionDtype):
-        return False  # numpy integers cannot hold a missing value
-    info = np.iinfo(np.dtype(getattr(dtype, "numpy_dtype", dtype)))
-    finite = values[~missing]
-    return finite.size == 0 or bool(finite.min() >= info.min and finite.max() < float(info.max) + 1)
-
-
-def _apply_categorical(column: pd.Series, mutation: _Op, rows: np.ndarray | slice) -> pd.Series:
-    values = column.to_numpy(dtype=object, copy=True)
-    values[rows] = mutation._categorical(values[rows])
-    dtype = column.dtype
-    result: object = values
-    if isinstance(dtype, pd.CategoricalDtype):
-        added = pd.Index(pd.unique(values[rows])).dropna().difference(dtype.categories, sort=False)
-        result = pd.Categorical(values, categories=dtype.categories.append(added), ordered=dtype.ordered)
-    elif dtype != np.dtype(object):
-        result = pd.array(values, dtype=dtype)  # type: ignore[call-overload,arg-type]
-    return pd.Series(result, index=column.index, name=column.name, copy=False)
