@@ -12,8 +12,11 @@ PYTHON ?= $(shell for c in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3 p
 
 # System packages the tests need, as BINARY:PACKAGE pairs for scripts/system_deps.sh, which installs them with
 # apt-get when the binary is missing. tests/e2e drive Debian's Chromium at $(CHROMIUM) (tests/e2e/browser.py).
+# tests/postgres.py starts a throw-away PostgreSQL server with the initdb that $(POSTGRES_INITDB) matches (a glob:
+# Debian keeps the server in /usr/lib/postgresql/<major>/bin, and the major version differs between releases).
 export CHROMIUM ?= /usr/bin/chromium
-SYSTEM_DEPS ?= $(CHROMIUM):chromium
+export POSTGRES_INITDB ?= /usr/lib/postgresql/*/bin/initdb
+SYSTEM_DEPS ?= $(CHROMIUM):chromium $(POSTGRES_INITDB):postgresql
 
 .PHONY: demo test lint system-deps chat clean
 
@@ -34,8 +37,8 @@ lint: $(STAMP)
 	$(BIN)/mypy chainlit_app.py
 
 # Every time (not a stamp): a check of the binaries is instant, and a stamp would not notice one removed later.
-system-deps:
-	bash scripts/system_deps.sh $(SYSTEM_DEPS)
+system-deps:  # each pair quoted: a glob is for the script to match, not for this shell
+	bash scripts/system_deps.sh $(foreach pair,$(SYSTEM_DEPS),'$(pair)')
 
 test: $(STAMP) system-deps lint
 	$(BIN)/pytest -q

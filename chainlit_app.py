@@ -1,7 +1,9 @@
 """Provenance chat: Chainlit UI events only; what it shows comes from the package agent/chat.
 
 Run `make chat` (or `chainlit run chainlit_app.py`) and log in as `provenance` / $PROVENANCE_CHAT_PASSWORD
-(default `provenance`). One agent session (checkpoints + the MCP catalog) serves every chat of the process.
+(default `provenance`). One agent session (checkpoints + the MCP catalog) serves every chat of the process. With
+PROVENANCE_DATABASE_URL, checkpoints and chat history are in PostgreSQL and several such processes can serve the
+same chats (README, "Many instances").
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from chainlit.types import ThreadDict
 from agent.chat import auth, cards, datalayer, messages, replay
 from agent.chat.narration import StepNarrator
 from agent.conversation import Session, TurnResult, UpdateHook, open_session
+from agent.errors import AlreadyDecided, DatabaseError
 from agent.llm import chat_model_from_env
 from agent.state import ApprovalDecision, ApprovalRequest
 from tools.catalog.session import CatalogError
@@ -26,7 +29,10 @@ from tools.settings import load_settings
 
 SETTINGS = load_settings()
 auth.ensure_auth_secret(SETTINGS.home)  # Chainlit reads CHAINLIT_AUTH_SECRET only after importing this module
-CHAT_DB = datalayer.init_chat_db(SETTINGS.home)
+try:  # a bad PROVENANCE_DATABASE_URL stops the server here, with what to do instead of a traceback
+    CHAT_DATA_LAYER = datalayer.chat_data_layer_args(SETTINGS)
+except DatabaseError as exc:
+    raise SystemExit(f"error: {exc}") from None
 APPROVAL_TIMEOUT_S = 3600  # unanswered, the approval stays pending in the checkpoint: reopen the chat to decide
 _resources = AsyncExitStack()
 _session: Session | None = None
@@ -45,7 +51,7 @@ async def shutdown() -> None:
 
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer:
-    return SQLAlchemyDataLayer(conninfo=f"sqlite+aiosqlite:///{CHAT_DB}")
+    return SQLAlchemyDataLayer(**CHAT_DATA_LAYER)
 
 
 @cl.password_auth_callback
@@ -78,6 +84,9 @@ async def run_turn(call: Callable[[UpdateHook], Awaitable[TurnResult]], narrator
         return await call(show_step)
     except CatalogError as exc:
         await cl.Message(content=messages.catalog_error_markdown(exc)).send()
+        return None
+    except AlreadyDecided as exc:  # another chat process answered the same approval first
+        await cl.Message(content=messages.plain(str(exc))).send()
         return None
 
 

@@ -1,7 +1,9 @@
 """Running conversation turns against the checkpointed graph (shared by the CLI and scripts).
 
-A turn either finishes or stops at the approval interrupt; the checkpoint (SQLite in $PROVENANCE_HOME) keeps
-the pending approval, so another process can resume the same thread later.
+A turn either finishes or stops at the approval interrupt; the checkpoint (SQLite in $PROVENANCE_HOME, or the
+PostgreSQL database of PROVENANCE_DATABASE_URL) keeps the pending approval, so another process can resume the same
+thread later. Deciding holds the run's claim (agent/claims.py): when two processes answer the same approval, one
+decides and the other gets `AlreadyDecided`.
 
 Every turn (`ask` and `decide`, from the CLI or the chat) is recorded into the thread's trace
 (`$PROVENANCE_HOME/traces/<thread>.json`, see agent/traces/) by the session's `TraceRecorder`: callers need do
@@ -10,6 +12,7 @@ nothing. `open_session(..., record=False)` turns recording off.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -21,13 +24,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from agent.checkpoints import sqlite_checkpointer
+from agent.checkpoints import open_checkpointer
+from agent.claims import run_claim
 from agent.context import AgentContext, CatalogHandle, collect_calls
-from agent.errors import UsageError
+from agent.errors import AlreadyDecided, UsageError
 from agent.graph import build_graph
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest, PublishMode, state_from_values
 from agent.traces.recorder import TraceRecorder
 from agent.traces.schema import TurnInput
+from tools.evidence.store import EvidenceError, read_evidence
 from tools.settings import ProvenanceSettings
 
 UpdateHook = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -115,12 +120,13 @@ class Session:
         thread_id = thread_id or f"cli-{uuid.uuid4().hex[:12]}"
         if await self.pending(thread_id) is not None:
             # A new question would silently drop the open approval; close it explicitly and on the record.
-            await self.decide(
-                thread_id,
-                ApprovalDecision(
-                    decision="reject", by="system", comment="superseded by a new question in the same thread"
-                ),
-            )
+            with contextlib.suppress(UsageError):  # answered elsewhere meanwhile (AlreadyDecided): closed anyway
+                await self.decide(
+                    thread_id,
+                    ApprovalDecision(
+                        decision="reject", by="system", comment="superseded by a new question in the same thread"
+                    ),
+                )
         graph_input = {"messages": [HumanMessage(question)], "publish_mode": mode}
         turn_input = TurnInput(kind="ask", question=question, publish_mode=mode)
         return await self._turn(turn_input, graph_input, thread_id, callbacks, on_update)
@@ -135,19 +141,40 @@ class Session:
         callbacks: list[Any] | None = None,
         on_update: UpdateHook | None = None,
     ) -> TurnResult:
-        if await self.pending(thread_id) is None:
+        """Answer the thread's pending approval. Raises UsageError when there is none, and AlreadyDecided when
+        another session answered it while this one waited for the run's claim."""
+        request = await self.pending(thread_id)
+        if request is None:
             raise UsageError(f"thread {thread_id} has no pending approval; `provenance runs` lists runs")
-        turn_input = TurnInput(kind="decide", decision=decision)
-        return await self._turn(turn_input, Command(resume=decision.model_dump()), thread_id, callbacks, on_update)
+        async with run_claim(self.context.settings, request.run_id):
+            # Checked again under the claim: another process may have resumed the same interrupt meanwhile, and
+            # LangGraph would run the approval (and the publication) a second time.
+            current = await self.pending(thread_id)
+            if current is None or current.run_id != request.run_id:
+                raise AlreadyDecided(self._decided_elsewhere(thread_id, request.run_id))
+            turn_input = TurnInput(kind="decide", decision=decision)
+            graph_input: Command[Any] = Command(resume=decision.model_dump())
+            return await self._turn(turn_input, graph_input, thread_id, callbacks, on_update)
+
+    def _decided_elsewhere(self, thread_id: str, run_id: str) -> str:
+        try:
+            status: str = read_evidence(self.context.settings.home, run_id).publication.status
+        except EvidenceError:
+            status = "unknown"
+        return (
+            f"run {run_id} (thread {thread_id}) was decided in another session meanwhile; "
+            f"its publication is {status}; nothing more to do"
+        )
 
 
 @asynccontextmanager
 async def open_session(
     settings: ProvenanceSettings, model: Any = None, context: AgentContext | None = None, *, record: bool = True
 ) -> AsyncIterator[Session]:
-    """A session on the checkpointed graph; `record` saves every turn into $PROVENANCE_HOME/traces/."""
+    """A session on the checkpointed graph; `record` saves every turn into $PROVENANCE_HOME/traces/. Raises
+    DatabaseError when PROVENANCE_DATABASE_URL is set and cannot be used."""
     settings.home.mkdir(parents=True, exist_ok=True)
-    async with sqlite_checkpointer(settings.home / "checkpoints.db") as saver:
+    async with open_checkpointer(settings) as saver:
         handle = context.handle if context else CatalogHandle(settings)
         ctx = context or AgentContext(settings=settings, catalog=handle)
         try:

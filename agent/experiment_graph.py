@@ -18,7 +18,8 @@ from policies.engine import Decision, evaluate
 from tools.evidence.build import slug
 from tools.evidence.schema import ModelEvidence, new_run_id
 from tools.evidence.store import runs_dir
-from tools.experiment.assess import ModelTest, overall, prepare_model, run_model
+from tools.experiment.assess import ModelTest, overall, run_model
+from tools.experiment.prepare import prepare_model
 from tools.experiment.runner import BaselineCache
 
 _BASELINES = BaselineCache()

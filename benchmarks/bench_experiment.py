@@ -25,7 +25,8 @@ import pandas as pd
 
 from seed.data import LABEL_COLUMN, generate_transactions, to_feature_frame
 from seed.model import MODEL_FEATURES, train_demo_models
-from tools.experiment.binding import ModelBinding, load_verified_pipeline
+from tools.experiment.binding import ModelBinding
+from tools.experiment.loading import load_verified_pipeline
 from tools.experiment.metrics import compute_metrics
 from tools.experiment.runner import BaselineCache, ExperimentOutcome, run_experiment
 from tools.mutations import Mutation, apply_mutation, parse_mutation

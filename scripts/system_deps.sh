@@ -2,9 +2,10 @@
 # Install the system packages the tests need, when they are missing (called by `make test`).
 #
 #   scripts/system_deps.sh BINARY:PACKAGE [BINARY:PACKAGE ...]
-#   e.g. scripts/system_deps.sh /usr/bin/chromium:chromium
+#   e.g. scripts/system_deps.sh /usr/bin/chromium:chromium '/usr/lib/postgresql/*/bin/initdb:postgresql'
 #
-# For each pair: BINARY present and executable -> nothing to do. Otherwise PACKAGE is installed with Debian's
+# For each pair: BINARY present and executable -> nothing to do. BINARY may be a glob, for programs whose folder
+# names a version: present when any match is executable. Otherwise PACKAGE is installed with Debian's
 # apt-get (DEBIAN_FRONTEND=noninteractive; through sudo when not root). Without apt-get it names the missing
 # packages and fails: install them with your system's package manager, then rerun.
 set -euo pipefail
@@ -13,6 +14,14 @@ if [ "$#" -eq 0 ]; then
     echo "usage: $0 BINARY:PACKAGE [BINARY:PACKAGE ...]" >&2
     exit 2
 fi
+
+present() {  # BINARY, or any match of it as a glob, is executable (IFS empty: no word splitting, only globbing)
+    local IFS='' match
+    for match in $1; do
+        [ -x "$match" ] && return 0
+    done
+    return 1
+}
 
 missing_bins=()
 missing_pkgs=()
@@ -23,7 +32,7 @@ for pair in "$@"; do
         echo "$0: expected BINARY:PACKAGE, got '$pair'" >&2
         exit 2
     fi
-    if [ ! -x "$bin" ]; then
+    if ! present "$bin"; then
         missing_bins+=("$bin")
         missing_pkgs+=("$pkg")
     fi
@@ -59,7 +68,7 @@ echo "Installing system packages for the tests: ${missing_pkgs[*]} (apt-get${sud
 
 status=0
 for i in "${!missing_bins[@]}"; do
-    if [ ! -x "${missing_bins[$i]}" ]; then
+    if ! present "${missing_bins[$i]}"; then
         echo "package '${missing_pkgs[$i]}' is installed but ${missing_bins[$i]} is still missing" >&2
         status=1
     fi

@@ -18,6 +18,7 @@ from seed.seeding import seed_demo  # noqa: E402
 from tools.settings import ProvenanceSettings  # noqa: E402
 
 if TYPE_CHECKING:
+    from tests.postgres import Cluster
     from tests.realworld.world import RealWorld
 
 
@@ -59,3 +60,23 @@ def real_world_copy(real_world: RealWorld, tmp_path: Path) -> RealWorld:
     from tests.realworld.world import copy_world
 
     return copy_world(real_world, tmp_path / "real-world")
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """A throw-away PostgreSQL server for the whole session (tests/postgres.py); fails, never skips, when the
+    server programs are missing: `make system-deps` installs them."""
+    from tests.postgres import ClusterError, start_cluster
+
+    try:
+        cluster = start_cluster()
+    except ClusterError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: Cluster) -> str:
+    """The URL of a new, empty database on the session's PostgreSQL server (one per test)."""
+    return postgres_cluster.create_database()

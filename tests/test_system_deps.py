@@ -105,4 +105,25 @@ def test_make_test_runs_it() -> None:
     if make is None:  # pragma: no cover - make is how the suite is run
         return
     dry = subprocess.run([make, "-n", "test", "CHROMIUM=/opt/x/chromium"], capture_output=True, text=True, cwd=ROOT)
-    assert "scripts/system_deps.sh /opt/x/chromium:chromium" in dry.stdout, dry.stdout + dry.stderr
+    wanted = "scripts/system_deps.sh '/opt/x/chromium:chromium' '/usr/lib/postgresql/*/bin/initdb:postgresql'"
+    assert wanted in dry.stdout, dry.stdout + dry.stderr
+
+
+def test_a_glob_binary_is_present_when_any_match_is_executable(tmp_path: Path) -> None:
+    """Debian's PostgreSQL server lives in /usr/lib/postgresql/<major>/bin: the Makefile passes a glob."""
+    initdb = tmp_path / "postgresql" / "15" / "bin" / "initdb"
+    initdb.parent.mkdir(parents=True)
+    initdb.write_text("#!/bin/sh\n")
+    initdb.chmod(0o755)
+    (tmp_path / "postgresql" / "13" / "bin").mkdir(parents=True)  # an older major version's folder, left empty
+    path = tool_dir(tmp_path, "env", uid=0, fakes=("apt-get",))
+    found = run([f"{tmp_path}/postgresql/*/bin/initdb:postgresql"], path)
+    assert (found.returncode, found.stderr) == (0, "") and calls(tmp_path) == []
+
+    initdb.chmod(0o644)  # matches, but not executable: missing, installed
+    missing = run([f"{tmp_path}/postgresql/*/bin/initdb:postgresql", f"{tmp_path}/no where/*/x:other"], path)
+    assert calls(tmp_path) == [
+        "DEBIAN_FRONTEND=noninteractive apt-get update",
+        "DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql other",
+    ]
+    assert missing.returncode == 1 and f"{tmp_path}/postgresql/*/bin/initdb is still missing" in missing.stderr

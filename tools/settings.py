@@ -19,6 +19,11 @@ class ProvenanceSettings(BaseSettings):
     provenance_lite_db: Path | None = Field(default=None, description="Overrides $PROVENANCE_HOME/catalog.db.")
     datahub_gms_url: str | None = Field(default=None, description="A real GMS (PROVENANCE_CATALOG=datahub).")
     datahub_gms_token: str | None = Field(default=None, description="Token for DATAHUB_GMS_URL.")
+    provenance_database_url: str | None = Field(
+        default=None,
+        description="postgresql://… : LangGraph checkpoints and chat history in PostgreSQL (many instances); "
+        "unset: SQLite files in $PROVENANCE_HOME.",
+    )
 
     @property
     def home(self) -> Path:
@@ -27,6 +32,12 @@ class ProvenanceSettings(BaseSettings):
     @property
     def lite_db(self) -> Path:
         return (self.provenance_lite_db or self.home / "catalog.db").expanduser().resolve()
+
+    @property
+    def database_url(self) -> str | None:
+        """PROVENANCE_DATABASE_URL, or None (also when set but empty): the embedded SQLite files."""
+        url = (self.provenance_database_url or "").strip()
+        return url or None
 
     @property
     def logs(self) -> Path:

@@ -8,9 +8,9 @@ from pathlib import Path
 from agent.chat.messages import plain
 from agent.state import ApprovalRequest
 from policies.engine import Verdict
+from policies.metrics import ModelMetrics
 from tools.evidence.schema import Evidence, ModelEvidence, PublicationRecord
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, runs_dir
-from tools.experiment.metrics import ModelMetrics
 
 VERDICT_ICONS = {Verdict.PASS: "✅", Verdict.WARNING: "⚠️", Verdict.BLOCK: "⛔", Verdict.INCOMPLETE: "❔"}
 

@@ -8,12 +8,13 @@ from typing import Any, Literal, Protocol
 from langgraph.types import Command, interrupt
 from pydantic import ValidationError
 
+from agent.claims import run_claim
 from agent.context import AgentContext
 from agent.nodes.failures import Node
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest
 from tools.catalog.session import CatalogError
 from tools.evidence.build import refresh_run
-from tools.evidence.schema import PublicationRecord
+from tools.evidence.schema import Evidence, PublicationRecord
 from tools.evidence.store import REPORT_FILE, read_evidence, runs_dir
 from tools.evidence.writeback import planned_writes, publish_evidence
 
@@ -67,10 +68,20 @@ def make_publish(ctx: AgentContext) -> Node:
 
 
 async def publish_run(ctx: AgentContext, run_id: str, *, decided_by: str) -> PublicationRecord:
-    """Write back one run's verdict and record the outcome in its evidence (also `provenance publish`)."""
+    """Write back one run's verdict and record the outcome in its evidence (also `provenance publish`).
+
+    Under the run's claim (agent/claims.py), so one run is published by one process at a time; a run whose
+    evidence already says `published` (by another process, or an earlier call) is returned as it is, unwritten."""
+    async with run_claim(ctx.settings, run_id):
+        evidence = read_evidence(ctx.settings.home, run_id)
+        if evidence.publication.status == "published":
+            return evidence.publication
+        return await _publish(ctx, evidence, decided_by)
+
+
+async def _publish(ctx: AgentContext, evidence: Evidence, decided_by: str) -> PublicationRecord:
     home = ctx.settings.home
-    evidence = read_evidence(home, run_id)
-    report = (runs_dir(home) / run_id / REPORT_FILE).read_text()
+    report = (runs_dir(home) / evidence.run_id / REPORT_FILE).read_text()
     try:
         # Reads (current tags, a document saved by an earlier attempt) go through the reader session; the writes
         # through a writer session (mutations on) opened for this publication only and closed right after it.

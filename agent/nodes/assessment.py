@@ -9,10 +9,10 @@ from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.schemas import FieldContext
 from agent.state import AgentState
-from tools.catalog.discovery import Discoverer
+from tools.catalog.discoverer import Discoverer
 from tools.catalog.resolve import resolve_field
 from tools.evidence.schema import PlanRecord
-from tools.experiment.assess import validate_against_field
+from tools.experiment.prepare import validate_against_field
 from tools.mutations import PlanError, parse_mutation
 
 

@@ -11,7 +11,7 @@ from agent.nodes.failures import Node, captured
 from agent.prompts_text import CAPABILITIES
 from agent.schemas import Intent
 from agent.state import AgentState
-from tools.catalog.discovery import Discoverer
+from tools.catalog.discoverer import Discoverer
 from tools.catalog.render import render_discovery
 from tools.catalog.resolve import resolve_field, resolve_model
 from tools.evidence.writeback import STATUS_TAG_PREFIX

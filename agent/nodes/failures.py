@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from agent.state import AgentState
-from tools.catalog.discovery import CatalogInputError
+from tools.catalog.lookup import CatalogInputError
 from tools.evidence.schema import StageFailure
 from tools.mutations import PlanError
 

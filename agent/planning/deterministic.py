@@ -8,6 +8,7 @@ The phrasings live in ``phrases.py`` and ``change_phrases.py``; the per-operator
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -121,7 +122,7 @@ def _backticked(text: str) -> _Found | None:
     return None
 
 
-def _first_match(regex: p.re.Pattern[str], text: str) -> _Found | None:
+def _first_match(regex: re.Pattern[str], text: str) -> _Found | None:
     m = regex.search(text)
     return _Found(m.group(), m.start(), m.end()) if m else None
 

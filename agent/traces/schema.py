@@ -15,9 +15,9 @@ from pydantic import BaseModel, ValidationError
 from agent.schemas import ExperimentPlan, PlannerName, RouteDecision
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
 from policies.engine import Reason, Verdict
+from policies.metrics import ModelMetrics
 from tools.catalog.session import ToolCallRecord
 from tools.evidence.schema import BindingRecord, PlanRecord, PolicyRecord, PublicationRecord, StageFailure
-from tools.experiment.metrics import ModelMetrics
 
 TRACE_SCHEMA_VERSION = "provenance.trace/1"
 LLM_ERROR_TYPE = "error"  # the `type` of an llm_outputs entry recording a failed model call

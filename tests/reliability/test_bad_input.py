@@ -37,7 +37,8 @@ from agent.traces.store import sorted_trace_files
 from seed.catalog import KAFKA_TOPIC_URN, POSTGRES_TABLE_URN
 from tests.reliability.common import fresh_home, settings_for, snapshot
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discovery import CatalogInputError, Discoverer
+from tools.catalog.discoverer import Discoverer
+from tools.catalog.lookup import CatalogInputError
 from tools.catalog.session import CatalogError
 from tools.mutations import ALLOWED_OPERATORS, PlanError, apply_mutation, parse_mutation
 

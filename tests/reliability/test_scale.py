@@ -37,8 +37,9 @@ from datahub.metadata.urns import DatasetUrn, MlFeatureUrn, MlModelUrn
 from seed.catalog import FEATURE_TABLE_DATASET_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN
 from seed.catalog_builders import Column, ColumnKind, schema_metadata, upstream_lineage
 from tests.reliability.common import fresh_home, percentile, settings_for
+from tools.catalog.column_paths import UNREADABLE_TRANSFORM
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discovery import UNREADABLE_TRANSFORM, Discoverer
+from tools.catalog.discoverer import Discoverer
 from tools.catalog.session import McpServerSpec, mcp_session
 from tools.embedded.store import SQLITE_OPTIONS
 

@@ -11,7 +11,7 @@ import re
 
 from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discovery import CatalogInputError
+from tools.catalog.lookup import CatalogInputError
 from tools.catalog.training_runs import dataset_parts
 
 SCHEMA_FIELD = re.compile(r"^urn:li:schemaField:\((urn:li:dataset:\(.+\)),([^,()]+)\)$")

@@ -67,7 +67,8 @@ def _labels(y_true: np.ndarray) -> np.ndarray:
         return y
     if not np.isin(y, (0, 1)).all():
         raise ValueError("y_true must be binary: bool or 0/1 (encode the positive class as 1)")
-    return y == 1
+    labels: np.ndarray = y == 1
+    return labels
 
 
 def _figure(title: str, subtitle: str) -> Figure:

@@ -1,20 +1,14 @@
 """The mutation operator allowlist (DESIGN §5): typed, bounded, deterministic column mutations.
 
 A plan (from the LLM or the deterministic planner) names an operator and its parameters. ``parse_mutation``
-validates them against the allowlist (operators.py), ``check_compatible`` against the evaluation column, and
-``apply_mutation`` returns a mutated copy (apply.py). The package imports nothing else of ours, so the evidence
-schema can type a plan's mutation with the same union the experiment runs.
+validates them against the allowlist (operators.py, parse.py), ``check_compatible`` against the evaluation
+column, and ``apply_mutation`` returns a mutated copy (apply.py). The package imports nothing else of ours, so the
+evidence schema can type a plan's mutation with the same union the experiment runs.
 """
 
 from tools.mutations.apply import apply_mutation, check_compatible, column_kind
-from tools.mutations.operators import (
-    ALLOWED_OPERATORS,
-    Kind,
-    Mutation,
-    MutationTypeError,
-    PlanError,
-    parse_mutation,
-)
+from tools.mutations.operators import Kind, Mutation, MutationTypeError, PlanError
+from tools.mutations.parse import ALLOWED_OPERATORS, parse_mutation
 
 __all__ = [
     "ALLOWED_OPERATORS",

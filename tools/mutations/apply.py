@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from tools.mutations.operators import (
-    ALLOWED_OPERATORS,
     CONSTANT_TYPES,
     REGISTRY,
     Constant,
@@ -21,6 +20,7 @@ from tools.mutations.operators import (
     Operator,
     Shuffle,
 )
+from tools.mutations.parse import ALLOWED_OPERATORS
 
 
 def column_kind(series: pd.Series) -> Kind:
@@ -90,7 +90,8 @@ def _apply_numeric(
     keep_int = pd.api.types.is_integer_dtype(dtype) and mutation.keeps_integers() and _fits_integer(out, dtype)
     result: object = out
     if keep_int or pd.api.types.is_float_dtype(dtype):
-        result = pd.array(out, dtype=dtype) if is_ext else out.astype(dtype, copy=False)  # type: ignore[call-overload,arg-type]
+        # pandas-stubs: pd.array's dtype overloads and ndarray.astype do not accept this dtype | ExtensionDtype union
+        result = pd.array(out, dtype=dtype) if is_ext else out.astype(dtype, copy=False)  # type: ignore[arg-type]
     elif is_ext:  # nullable integer column that became float: stay nullable
         result = pd.array(out, dtype="Float64")
     return pd.Series(result, index=column.index, name=column.name, copy=False)
@@ -115,5 +116,6 @@ def _apply_categorical(column: pd.Series, mutation: Operator, rows: np.ndarray |
         added = pd.Index(pd.unique(values[rows])).dropna().difference(dtype.categories, sort=False)
         result = pd.Categorical(values, categories=dtype.categories.append(added), ordered=dtype.ordered)
     elif dtype != np.dtype(object):
-        result = pd.array(values, dtype=dtype)  # type: ignore[call-overload,arg-type]
+        # pandas-stubs: pd.array's dtype overloads do not accept a dtype | ExtensionDtype union
+        result = pd.array(values, dtype=dtype)  # type: ignore[arg-type]
     return pd.Series(result, index=column.index, name=column.name, copy=False)

@@ -26,21 +26,20 @@ from tools.experiment.binding import (
     MLFLOW_VERSION,
     REQUIRED_KEYS,
     BindingError,
-    check_label,
-    expected_columns,
-    is_local_uri,
-    load_eval_data,
-    load_verified_pipeline,
-    locate_artifact,
-    locate_file,
     missing_keys,
     parse_threshold,
+)
+from tools.experiment.loading import (
+    check_label,
+    expected_columns,
+    load_eval_data,
+    load_verified_pipeline,
     read_artifact_bytes,
     read_table,
-    resolve_binding,
     sha256_bytes,
     unpickle_pipeline,
 )
+from tools.experiment.locate import is_local_uri, locate_artifact, locate_file, resolve_binding
 from tools.registry.mlflow_registry import (
     EVAL_CONTEXTS,
     LoggedInput,

@@ -15,8 +15,8 @@ from typing import Any
 from agent.traces.replay.describe import REPLAY_SKIPPED, fmt, short, skipped, turn_state
 from agent.traces.replay.doubles import call_key
 from agent.traces.schema import AffectedModelRecord, ModelOutcome, TraceTurn
+from policies.metrics import ModelMetrics
 from tools.catalog.session import WRITE_TOOLS, ToolCallRecord
-from tools.experiment.metrics import ModelMetrics
 
 FLOAT_ABS_TOL = 1e-9
 FLOAT_REL_TOL = 1e-9

@@ -22,11 +22,16 @@ from tools.settings import ProvenanceSettings
 
 
 def _replay_settings(trace: Trace, settings: ProvenanceSettings, home: Path, live: bool) -> ProvenanceSettings:
+    # Checkpoints always in the replay's own SQLite file: in a shared PROVENANCE_DATABASE_URL the replayed thread
+    # (same thread id) would continue the user's real conversation.
     if live:
-        return settings.model_copy(update={"provenance_home": home, "provenance_lite_db": settings.lite_db})
+        update = {"provenance_home": home, "provenance_lite_db": settings.lite_db, "provenance_database_url": None}
+        return settings.model_copy(update=update)
     lite_db = Path(trace.catalog.lite_db) if trace.catalog.lite_db else Path(trace.catalog.base_dir) / "catalog.db"
     # Never opened offline: only its folder matters, where the recorded relative binding URIs resolve.
-    return ProvenanceSettings(provenance_home=home, provenance_catalog="embedded", provenance_lite_db=lite_db)
+    return ProvenanceSettings(
+        provenance_home=home, provenance_catalog="embedded", provenance_lite_db=lite_db, provenance_database_url=None
+    )
 
 
 async def _replay_turns(

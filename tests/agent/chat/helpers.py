@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from policies.engine import Reason, Verdict
+from policies.metrics import ModelMetrics
 from tools.evidence.schema import ModelEvidence
-from tools.experiment.metrics import ModelMetrics
 
 MODEL_URN = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,fraud_detector,PROD)"
 DATASET_URN = "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"

@@ -24,7 +24,9 @@ def test_each_node_becomes_a_step_with_its_input_and_output() -> None:
     gathered = narrator.view("gather_context", {"field_context": field})
     assert gathered is not None and gathered.input == routed.output
     assert gathered.output == f"{DATASET_URN} · field amount (NUMBER)"
-    record = PlanRecord(planner="deterministic", mutation={"op": "scale", "factor": 100}, description="scale amount by 100")
+    record = PlanRecord(
+        planner="deterministic", mutation={"op": "scale", "factor": 100}, description="scale amount by 100"
+    )
     planned = narrator.view("plan", {"plan_record": record})
     assert planned is not None and planned.input == f"sent in cents · {DATASET_URN} · field amount (NUMBER)"
     measured = narrator.view("experiment.measure", {"model_results": [fraud_model()]})

@@ -41,7 +41,11 @@ def test_the_conversation_is_recorded_turn_by_turn(recorded: Recorded) -> None:
     # Plans, per-model metrics and verdicts, the approval request, the publication.
     assert ask.outcome is not None and decide.outcome is not None
     assert ask.outcome.route is not None and ask.outcome.route.intent == Intent.ASSESS
-    assert ask.outcome.plan_record is not None and ask.outcome.plan_record.mutation is not None and ask.outcome.plan_record.mutation.op == "scale"
+    assert (
+        ask.outcome.plan_record is not None
+        and ask.outcome.plan_record.mutation is not None
+        and ask.outcome.plan_record.mutation.op == "scale"
+    )
     assert ask.outcome.verdict == "BLOCK" and ask.outcome.pending is not None
     (model,) = ask.outcome.models
     assert model.urn == FRAUD_MODEL_URN and model.verdict == "BLOCK" and model.metrics is not None

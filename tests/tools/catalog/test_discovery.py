@@ -18,7 +18,9 @@ from seed.catalog import (
 from tools.catalog.connection import open_catalog
 from tools.catalog.conventions import load_conventions
 from tools.catalog.datahub import CatalogReader, EntitySummary
-from tools.catalog.discovery import CatalogInputError, Discoverer, Discovery
+from tools.catalog.discoverer import Discoverer
+from tools.catalog.discovery import Discovery
+from tools.catalog.lookup import CatalogInputError
 from tools.catalog.production import production_marker
 from tools.settings import ProvenanceSettings
 

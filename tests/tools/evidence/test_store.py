@@ -56,7 +56,11 @@ def make_evidence(run_id: str = "20260101T000000Z-0a0b0c") -> Evidence:
         run_id=run_id,
         request=ChangeRequest(dataset_urn=SOURCE, field="amount", op="null_out", params={}, fraction=0.1, seed=1),
         catalog="embedded",
-        plan=PlanRecord(planner="cli", mutation={"op": "null_inject", "fraction": 0.1}, description="set amount to null on 10% of rows"),
+        plan=PlanRecord(
+            planner="cli",
+            mutation={"op": "null_inject", "fraction": 0.1},
+            description="set amount to null on 10% of rows",
+        ),
         models=[model],
         verdict=decision.verdict,
         policy=PolicyRecord(name="default", version=1, sha256=loaded.sha256, path=str(loaded.path)),

@@ -24,10 +24,9 @@ from tools.experiment.binding import (
     REQUIRED_KEYS,
     BindingError,
     ModelBinding,
-    load_eval_data,
-    load_verified_pipeline,
-    resolve_binding,
 )
+from tools.experiment.loading import load_eval_data, load_verified_pipeline
+from tools.experiment.locate import resolve_binding
 
 GOOD_SHA = "ab" * 32
 

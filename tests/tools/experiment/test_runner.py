@@ -15,7 +15,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from seed.model import FRAUD_DETECTOR, MERCHANT_RISK, MODEL_FEATURES, read_eval_frame
-from tools.experiment.binding import ModelBinding, load_verified_pipeline
+from tools.experiment.binding import ModelBinding
+from tools.experiment.loading import load_verified_pipeline
 from tools.experiment.runner import BaselineCache, BaselineFailure, ExperimentOutcome, run_experiment
 from tools.mutations import Mutation, apply_mutation, parse_mutation
 

@@ -23,10 +23,9 @@ from tools.experiment.binding import (
     MLFLOW_RUN_ID,
     MLFLOW_VERSION,
     BindingError,
-    load_eval_data,
-    load_verified_pipeline,
-    resolve_binding,
 )
+from tools.experiment.loading import load_eval_data, load_verified_pipeline
+from tools.experiment.locate import resolve_binding
 
 
 def props(uri: str, sha: str, eval_uri: str = "eval.csv", **extra: str) -> dict[str, str]:

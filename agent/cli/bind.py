@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from agent.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
+from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from tools.registry.binder import BindOptions, CheckResult, Proposal, binding_keys, check, propose
 from tools.registry.catalog_sync import gms_properties, lite_properties, merge_into_gms, merge_into_lite
 from tools.registry.mlflow_registry import (
@@ -26,26 +26,6 @@ from tools.registry.mlflow_registry import (
 from tools.settings import ProvenanceSettings
 
 EXIT_CHECK_FAILED = EXIT_CODES["INCOMPLETE"]
-
-
-def add_bind_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    bind = commands.add_parser(
-        "bind",
-        help="bind a model registered in MLflow so assess can test it (writes MLflow model-version tags)",
-        description="Finds the version's scikit-learn pickle, the held-out data the training run logged and the "
-        "label; shows the provenance.* tags it will write and asks; writes them as MLflow model-version tags "
-        "(DataHub's mlflow ingestion copies them into the model's custom properties) and, on the embedded "
-        f"catalog, into the DataHub model at once. Needs {TRACKING_ENV}. Exit codes: 0 bound (or, with --check, "
-        "the binding is valid); 2 refused or bad input, nothing written; 1 MLflow unreachable or not confirmed; "
-        "30 (--check) the binding is missing or does not work.",
-    )
-    bind.add_argument("model", help="registered model name, name_version as DataHub names it, or the mlModel URN")
-    bind.add_argument("--version", default=None, help="model version (default: the one in stage Production)")
-    bind.add_argument("--eval-data", default=None, metavar="URI", help="held-out data, if the run logged none")
-    bind.add_argument("--label", default=None, metavar="COLUMN", help="the binary label column")
-    bind.add_argument("--threshold", type=float, default=None, help="decision threshold in (0, 1), default 0.5")
-    bind.add_argument("--yes", action="store_true", help="write without asking")
-    bind.add_argument("--check", action="store_true", help="only report whether the existing binding works")
 
 
 def _cmd_bind(settings: ProvenanceSettings, args: argparse.Namespace) -> int:

@@ -7,9 +7,9 @@ import asyncio
 import getpass
 import sys
 
+from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.context import AgentContext, CatalogHandle
 from agent.conversation import open_session
-from agent.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.nodes.approval import publish_run
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
 from tools.evidence.store import EvidenceError, list_run_ids, read_evidence

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import agent.cli
+import agent.cli.app
 from agent.cli import main
 from agent.errors import UsageError
 from tools.mutations import PlanError
@@ -108,7 +108,7 @@ def test_os_error_names_itself_and_only_disk_or_permission_gets_the_advice(
     error: OSError, advice: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
-    monkeypatch.setitem(agent.cli.HANDLERS, "runs", raising(error))
+    monkeypatch.setitem(agent.cli.app.HANDLERS, "runs", raising(error))
     assert main(["runs"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"error: {error}"), err
@@ -134,7 +134,7 @@ def test_an_internal_error_is_exit_1_with_the_log_path_not_bad_input(
 ) -> None:
     """A pydantic ValidationError from our own code is a ValueError; it must not pass for the user's bad input."""
     monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
-    monkeypatch.setitem(agent.cli.HANDLERS, "runs", raising(_our_bug()))
+    monkeypatch.setitem(agent.cli.app.HANDLERS, "runs", raising(_our_bug()))
     assert main(["runs"]) == 1
     err = capsys.readouterr().err
     log_file = tmp_path / "logs" / "cli.log"
@@ -151,7 +151,7 @@ def test_bad_input_is_exit_2_and_names_the_problem(
     error: Exception, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
-    monkeypatch.setitem(agent.cli.HANDLERS, "runs", raising(error))
+    monkeypatch.setitem(agent.cli.app.HANDLERS, "runs", raising(error))
     assert main(["runs"]) == 2
     assert capsys.readouterr().err == f"error: {error}\n"
     assert not (tmp_path / "logs" / "cli.log").exists()

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from agent.exit_codes import EXIT_BAD_INPUT, EXIT_OK
+from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from agent.traces.schema import TraceError
 from agent.traces.store import list_traces, traces_dir
 from tools.settings import ProvenanceSettings

@@ -8,14 +8,16 @@ import json
 import signal
 from threading import Event
 
+from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.context import CatalogHandle
 from agent.conversation import open_session
-from agent.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.state import ApprovalDecision
 from seed.seeding import seed_demo
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discovery import Discoverer, Discovery, check_dataset_urn
+from tools.catalog.discoverer import Discoverer
+from tools.catalog.discovery import Discovery
+from tools.catalog.lookup import check_dataset_urn
 from tools.catalog.render import render_discovery
 from tools.catalog.session import CatalogError
 from tools.embedded.server import start_embedded_catalog

@@ -7,11 +7,11 @@ import asyncio
 import json
 
 from agent.assessment import AssessmentResult, assess_change
+from agent.cli.exit_codes import EXIT_CODES
+from agent.cli.render import render_result
 from agent.context import AgentContext, CatalogHandle
-from agent.exit_codes import EXIT_CODES
-from agent.render import render_result
 from policies.engine import load_policy
-from tools.catalog.discovery import check_dataset_urn
+from tools.catalog.lookup import check_dataset_urn
 from tools.mutations import PlanError, parse_mutation
 from tools.settings import ProvenanceSettings
 

@@ -1,0 +1,161 @@
+"""`provenance`: parse the arguments, run the command, turn its errors into exit codes (agent/cli/exit_codes.py).
+Logs go to stderr; `--json` output goes to stdout; an internal error's traceback goes to $PROVENANCE_HOME/logs/cli.log.
+
+A command's module (and the graph, the catalog or MLflow behind it) is imported only when that command runs:
+`provenance --help` and usage errors load the parser alone (agent/cli/parser.py)."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAILURE
+from agent.cli.parser import build_parser
+
+if TYPE_CHECKING:
+    from tools.settings import ProvenanceSettings
+
+    Handler = Callable[[ProvenanceSettings, argparse.Namespace], int]
+
+log = logging.getLogger("provenance")
+
+
+def _bad_input() -> tuple[type[Exception], ...]:
+    """Errors that mean the request cannot be served as asked (exit 2); anything else unexpected is ours (exit 1).
+    Looked up only when a command raised (an `except` clause evaluates its expression then): by that time the
+    command has imported these modules anyway."""
+    from agent.errors import UsageError
+    from policies.engine import PolicyError
+    from tools.catalog.conventions import ConventionsError
+    from tools.catalog.lookup import CatalogInputError
+    from tools.evidence.store import EvidenceError
+    from tools.mutations import PlanError
+    from tools.registry.mlflow_registry import RegistryError
+
+    return (CatalogInputError, PlanError, PolicyError, ConventionsError, EvidenceError, RegistryError, UsageError)
+
+
+def _catalog_error() -> type[Exception]:
+    from tools.catalog.session import CatalogError
+
+    return CatalogError
+
+
+@dataclass(frozen=True)
+class LazyCommand:
+    """The command `name` of agent/cli/`module`.py, imported when it runs."""
+
+    module: str
+    name: str
+
+    def load(self) -> Handler:
+        command: Handler = getattr(import_module(f"agent.cli.{self.module}"), self.name)
+        return command
+
+    def __call__(self, settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+        return self.load()(settings, args)
+
+
+HANDLERS: dict[str, Handler] = {
+    "ask": LazyCommand("conversation", "_cmd_ask"),
+    "resume": LazyCommand("conversation", "_cmd_resume"),
+    "runs": LazyCommand("conversation", "_cmd_runs"),
+    "publish": LazyCommand("conversation", "_cmd_publish"),
+    "traces": LazyCommand("traces", "_cmd_traces"),
+    "replay": LazyCommand("traces", "_cmd_replay"),
+    "assess": LazyCommand("assess", "_cmd_assess"),
+    "demo": LazyCommand("catalog", "_cmd_demo"),
+    "seed": LazyCommand("catalog", "_cmd_seed"),
+    "catalog": LazyCommand("catalog", "_cmd_serve"),
+    "lineage": LazyCommand("catalog", "_cmd_lineage"),
+    "bind": LazyCommand("bind", "_cmd_bind"),
+}
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    from tools.settings import load_settings
+
+    settings = load_settings()
+    try:
+        return HANDLERS[args.command](settings, args)
+    except _bad_input() as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # stdout's reader went away (`| head`): main() handles it, it is not a disk problem
+        raise
+    except OSError as exc:  # a full disk while writing evidence keeps nothing half-written: resuming is safe
+        advice = "; free the space or fix the permissions, then `provenance resume THREAD`"
+        print(f"error: {exc}{advice if exc.errno in (errno.ENOSPC, errno.EACCES) else ''}", file=sys.stderr)
+        return EXIT_FAILURE
+    except _catalog_error() as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except Exception as exc:  # a bug of ours, not bad input: say so, keep the traceback for the report
+        where = _log_internal_error(settings.logs / "cli.log", args.command)
+        print(
+            f"internal error: {type(exc).__name__}: {exc}. This is a bug in Provenance, not your input; "
+            f"the traceback is in {where}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+
+
+def _log_internal_error(path: Path, command: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log.addHandler(handler)
+    try:
+        log.exception("internal error in `provenance %s`", command)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    return path
+
+
+def _stdout_to_devnull() -> None:
+    """Point fd 1 at /dev/null so nothing later (the interpreter's final flush) writes to the broken pipe again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # stdout replaced by something without a descriptor
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. When stdout's reader closes early (`provenance assess --json | head -3`), exit quietly:
+    no traceback, no "error:" line. The exit code is the command's own when it had already returned (its output
+    was still buffered and only the final flush failed: the verdict's 0/10/20/30 stays usable as a CI gate), and
+    EXIT_FAILURE (1) when the pipe broke while the command was still printing: its code is then unknown, and 1 is
+    never mistaken for a PASS. (Not 141 = 128 + SIGPIPE: the code should say what happened to the command, and the
+    evidence is on disk either way.)"""
+    code: int | None = None
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # inside the try: buffered output reaches the pipe here, not at interpreter exit
+    except SystemExit:  # argparse's --help / usage errors: flush here too, for the same reason
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _stdout_to_devnull()
+        raise
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_FAILURE if code is None else code
+    return code

@@ -1,0 +1,90 @@
+"""The `provenance` argument parser: every subcommand and its options. Kept free of the commands' own imports
+(the graph, the catalog, MLflow), so `provenance --help` and a usage error stay fast."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tools.mutations import ALLOWED_OPERATORS
+from tools.registry.mlflow_registry import TRACKING_ENV
+
+DESCRIPTION = "The `provenance` command line. Logs go to stderr; `--json` output goes to stdout."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="provenance", description=DESCRIPTION)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("demo", help="seed the demo catalog and walk through the impact analysis")
+    commands.add_parser("seed", help="train the demo models and write the demo catalog")
+    catalog = commands.add_parser("catalog", help="the embedded DataHub catalog")
+    catalog_commands = catalog.add_subparsers(dest="catalog_command", required=True)
+    serve = catalog_commands.add_parser("serve", help="serve the embedded catalog in the foreground")
+    serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    serve.add_argument("--token", default=None, help="bearer token (default: random, printed)")
+    lineage = commands.add_parser("lineage", help="which features and models depend on a field")
+    lineage.add_argument("--dataset", required=True, help="dataset URN")
+    lineage.add_argument("--field", required=True, help="field path in that dataset")
+    lineage.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    assess = commands.add_parser("assess", help="test every affected production model against a mutation")
+    assess.add_argument("--dataset", required=True, help="dataset URN")
+    assess.add_argument("--field", required=True, help="field path in that dataset")
+    assess.add_argument("--op", required=True, help=f"mutation operator: {', '.join(ALLOWED_OPERATORS)}")
+    assess.add_argument("--param", action="append", default=[], metavar="K=V", help="operator parameter (repeat)")
+    assess.add_argument("--fraction", type=float, default=1.0, help="share of rows to mutate, in (0, 1]")
+    assess.add_argument("--seed", type=int, default=0, help="seed choosing the mutated rows")
+    assess.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v1.yaml)")
+    assess.add_argument("--no-publish", action="store_true", help="write evidence only; never touch the catalog")
+    assess.add_argument("--json", action="store_true", help="the evidence summary as JSON on stdout")
+    ask = commands.add_parser("ask", help="ask a question or propose a change, in plain language")
+    ask.add_argument("question", help='e.g. "What happens if payments.transactions.amount is sent in cents?"')
+    ask.add_argument("--thread", default=None, help="conversation id (default: a new one)")
+    decide = ask.add_mutually_exclusive_group()
+    decide.add_argument("--approve", action="store_true", help="approve publication without asking")
+    decide.add_argument("--reject", action="store_true", help="reject publication without asking")
+    decide.add_argument("--no-publish", action="store_true", help="evidence only; no approval, no catalog writes")
+    resume = commands.add_parser(
+        "resume", help="answer a pending approval, or (with no decision) continue a turn that was interrupted"
+    )
+    resume.add_argument("thread", help="the conversation id printed by `ask`")
+    decide = resume.add_mutually_exclusive_group()
+    decide.add_argument("--approve", action="store_true")
+    decide.add_argument("--reject", action="store_true")
+    commands.add_parser("runs", help="list assessment runs and their publication status")
+    publish = commands.add_parser("publish", help="publish (or retry publishing) a run's verdict to DataHub")
+    publish.add_argument("run_id")
+    traces = commands.add_parser("traces", help="list recorded conversations (date, question, verdict, published?)")
+    traces.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    replay = commands.add_parser(
+        "replay",
+        help="re-run a recorded conversation offline and check its verdicts and metrics reproduce",
+        description="Exit 0: reproduced; 1: differences (listed); 2: the trace cannot be read. Never writes to "
+        "the catalog; the replay's evidence goes to a temporary home unless --keep is given.",
+    )
+    replay.add_argument("trace", help="a trace file, or a trace id from `provenance traces`")
+    replay.add_argument("--live", action="store_true", help="ask the current catalog (read-only) instead")
+    replay.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep the replay's evidence in DIR")
+    replay.add_argument("--json", action="store_true", help="the report as JSON on stdout")
+    _add_bind_parser(commands)
+    return parser
+
+
+def _add_bind_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bind = commands.add_parser(
+        "bind",
+        help="bind a model registered in MLflow so assess can test it (writes MLflow model-version tags)",
+        description="Finds the version's scikit-learn pickle, the held-out data the training run logged and the "
+        "label; shows the provenance.* tags it will write and asks; writes them as MLflow model-version tags "
+        "(DataHub's mlflow ingestion copies them into the model's custom properties) and, on the embedded "
+        f"catalog, into the DataHub model at once. Needs {TRACKING_ENV}. Exit codes: 0 bound (or, with --check, "
+        "the binding is valid); 2 refused or bad input, nothing written; 1 MLflow unreachable or not confirmed; "
+        "30 (--check) the binding is missing or does not work.",
+    )
+    bind.add_argument("model", help="registered model name, name_version as DataHub names it, or the mlModel URN")
+    bind.add_argument("--version", default=None, help="model version (default: the one in stage Production)")
+    bind.add_argument("--eval-data", default=None, metavar="URI", help="held-out data, if the run logged none")
+    bind.add_argument("--label", default=None, metavar="COLUMN", help="the binary label column")
+    bind.add_argument("--threshold", type=float, default=None, help="decision threshold in (0, 1), default 0.5")
+    bind.add_argument("--yes", action="store_true", help="write without asking")
+    bind.add_argument("--check", action="store_true", help="only report whether the existing binding works")

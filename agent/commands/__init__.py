@@ -1,1 +1,0 @@
-"""The `provenance` subcommands, grouped by concern; `agent/cli.py` parses and dispatches."""

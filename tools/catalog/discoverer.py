@@ -1,0 +1,217 @@
+"""Which ML features and models depend on a dataset field, found through DataHub lineage over MCP.
+
+DataHub's column lineage stops at datasets (schemaField -> schemaField edges only); features hang off
+datasets and models off features. So: column-level downstream lineage (multi-hop) -> the landing columns ->
+the features of each landing dataset whose name equals a landing column (column precision) -> the models
+consuming those features -> their details. Only when no column lineage exists at all do we fall back to
+dataset-level lineage and say so.
+
+Catalogs filled by DataHub's `mlflow` source have no features: there the link is the training run
+(`training_runs.py`). Both links count; every model reached is listed with how it was reached, and what could not
+be read is recorded in the coverage, so that "nothing depends on this field" is said only after the whole graph
+was read. The result types are in `discovery.py`, the column paths in `column_paths.py`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from tools.catalog.column_paths import column_paths, is_unreadable, unreadable_path
+from tools.catalog.conventions import Conventions, load_conventions
+from tools.catalog.coverage import Coverage, ModelReach
+from tools.catalog.datahub import CatalogReader, EntitySummary, LineageHit, SchemaField
+from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
+from tools.catalog.lookup import require_dataset, require_field
+from tools.catalog.production import needs_property_tags, production_marker
+from tools.catalog.training_runs import TrainingLink, TrainingRunLinker
+
+MAX_HOPS = 3  # the MCP server maps >= 3 to "3+", i.e. unlimited depth
+MAX_LINEAGE_RESULTS = 200
+
+
+def _feature_name(urn: str) -> str:
+    return urn.rsplit(",", 1)[-1].rstrip(")")
+
+
+class Discoverer:
+    """Walks the catalog from one dataset field to the models that depend on it (`discover`)."""
+
+    def __init__(self, reader: CatalogReader, conventions: Conventions | None = None) -> None:
+        self.reader = reader
+        self.conventions = conventions or load_conventions()
+
+    async def require_dataset(self, urn: str) -> EntitySummary:
+        """The dataset's catalog entry, or a CatalogInputError naming the closest datasets (lookup.py)."""
+        return await require_dataset(self.reader, urn)
+
+    async def require_field(self, dataset_urn: str, field: str) -> SchemaField:
+        """The field's schema entry, or a CatalogInputError naming the closest fields (lookup.py)."""
+        return await require_field(self.reader, dataset_urn, field)
+
+    async def discover(self, dataset_urn: str, field: str) -> Discovery:
+        started = time.perf_counter()
+        calls_before = len(self.reader.session.calls)
+        coverage = Coverage(conventions_sha256=self.conventions.sha256)
+        dataset = await self.require_dataset(dataset_urn)
+        schema_field = await self.require_field(dataset_urn, field)
+
+        hits = await self._lineage(coverage, dataset_urn, column=field, max_hops=MAX_HOPS)
+        landing = {h.urn: h.lineage_columns for h in hits if h.type == "DATASET"}
+        precision: Literal["column", "dataset", "none"] = "column" if landing else "none"
+        edges = await self.reader.fine_grained_lineage(sorted(landing))
+        paths = column_paths(dataset_urn, field, edges)
+
+        features: list[AffectedFeature] = []
+        searched = [dataset_urn, *sorted(landing)]
+        direct: list[str] = []  # the datasets one hop downstream of the source
+        linker = TrainingRunLinker(self.reader, self.conventions)
+        run_links: list[tuple[str, TrainingLink]] = []  # (searched dataset, link)
+        for ds_urn in searched:
+            columns = {field} if ds_urn == dataset_urn else set(landing[ds_urn])
+            hits = await self._lineage(coverage, ds_urn, max_hops=1)
+            if ds_urn == dataset_urn:
+                direct = sorted({h.urn for h in hits if h.type == "DATASET"})
+            for hit in hits:
+                name = hit.name or _feature_name(hit.urn)
+                if hit.type == "MLFEATURE" and name in columns:
+                    path = paths.get((ds_urn, name)) or unreadable_path(dataset_urn, field, ds_urn, name)
+                    features.append(self._link(hit.urn, name, ds_urn, name, path, "column", "feature"))
+            run_links += [(ds_urn, link) for link in await linker.links(ds_urn, columns, hits)]
+
+        if not landing and features:
+            precision = "column"  # features of this very dataset, matched by name: that is the column answer
+        elif not landing and await self._column_lineage_leaves(dataset_urn, direct):
+            precision = "column"  # the datasets downstream record column lineage, and none of it is this field's
+        elif not landing:
+            # No column lineage recorded: every feature downstream of the dataset may be affected.
+            for hit in await self._lineage(coverage, dataset_urn, max_hops=MAX_HOPS):
+                if hit.type == "MLFEATURE":
+                    precision = "dataset"
+                    name = hit.name or _feature_name(hit.urn)
+                    step = [LineageStep(dataset_urn=dataset_urn, column=field)]
+                    features.append(self._link(hit.urn, name, dataset_urn, name, step, "dataset", "feature"))
+
+        consumers: dict[str, list[AffectedFeature]] = {}
+        for feature in features:
+            for hit in await self._lineage(coverage, feature.urn, max_hops=1):
+                if hit.type == "MLMODEL":
+                    consumers.setdefault(hit.urn, []).append(feature)
+        for ds_urn, link in run_links:
+            source_path = [LineageStep(dataset_urn=dataset_urn, column=field)] if ds_urn == dataset_urn else None
+            path = (
+                source_path
+                or paths.get((ds_urn, link.column))
+                or unreadable_path(dataset_urn, field, ds_urn, link.column)
+            )
+            if link.mirror.how != "itself":
+                path = [*path, LineageStep(dataset_urn=link.mirror.urn, column=link.column, note=link.mirror.note)]
+            consumers.setdefault(link.model_urn, []).append(
+                self._link(link.run_urn, link.column, ds_urn, link.column, path, link.precision, "training_run")
+            )
+
+        models = await self._models(consumers, coverage)
+        coverage.datasets_searched = searched
+        coverage.mirrors = sorted({f"{m.urn} for {m.table_urn} ({m.how})" for m in linker.mirrors_found})
+        coverage.not_linked = sorted(set(linker.notes))
+        coverage.unreadable += sorted(
+            {f"column transforms into {f.dataset_urn} ({f.column})" for f in features if is_unreadable(f.path)}
+        )
+        return Discovery(
+            dataset_urn=dataset_urn,
+            field=field,
+            field_type=schema_field.type,
+            field_native_type=schema_field.native_data_type,
+            dataset=dataset,
+            precision=precision,
+            datasets_searched=searched,
+            features=features,
+            models=models,
+            mcp_calls=len(self.reader.session.calls) - calls_before,
+            duration_ms=(time.perf_counter() - started) * 1e3,
+            coverage=coverage,
+        )
+
+    def _link(
+        self,
+        urn: str,
+        name: str,
+        dataset_urn: str,
+        column: str,
+        path: list[LineageStep],
+        precision: Literal["column", "dataset", "inputs"],
+        link: Literal["feature", "training_run"],
+    ) -> AffectedFeature:
+        return AffectedFeature(
+            urn=urn,
+            name=name,
+            dataset_urn=dataset_urn,
+            column=column,
+            path=path,
+            precision=precision,
+            link=link,
+            non_identity_transforms=[
+                s.transform for s in path[1:] if s.transform and not self.conventions.is_identity(s.transform)
+            ],
+        )
+
+    async def _lineage(
+        self, coverage: Coverage, urn: str, *, column: str | None = None, max_hops: int
+    ) -> list[LineageHit]:
+        hits = await self.reader.get_lineage(urn, column=column, max_hops=max_hops, max_results=MAX_LINEAGE_RESULTS)
+        if len(hits) >= MAX_LINEAGE_RESULTS:
+            what = f"{urn} column {column}" if column else urn
+            coverage.unreadable.append(f"downstream lineage of {what}: more than {MAX_LINEAGE_RESULTS} results")
+        return hits
+
+    async def _models(self, consumers: dict[str, list[AffectedFeature]], coverage: Coverage) -> list[AffectedModel]:
+        details = await self.reader.get_entities(sorted(consumers))
+        unreadable = [urn for urn, entity in details.items() if entity is None]
+        coverage.unreadable += [f"model {urn}: in lineage, but get_entities cannot read it" for urn in unreadable]
+        readable = {urn: e for urn, e in details.items() if e is not None}
+        markers = self.conventions.production
+        to_read = [urn for urn, e in readable.items() if needs_property_tags(e, markers)]
+        property_tags = await self.reader.model_property_tags(to_read)
+        models = []
+        for urn, entity in sorted(readable.items()):
+            marker = production_marker(entity, markers, property_tags.get(urn))
+            used = consumers[urn]
+            models.append(
+                AffectedModel(
+                    urn=urn,
+                    name=entity.name or urn,
+                    production=marker is not None,
+                    production_evidence=marker or "no production marker (see conventions.yaml)",
+                    features=used,
+                    owners=entity.owners,
+                    tags=entity.tags,
+                    custom_properties=entity.custom_properties,
+                    related_documents=entity.related_documents,
+                )
+            )
+            coverage.models_reached.append(
+                ModelReach(
+                    urn=urn,
+                    name=entity.name or urn,
+                    production=marker is not None,
+                    marker=marker or "no production marker",
+                    links=sorted({_describe(f) for f in used}),
+                )
+            )
+        return models
+
+    async def _column_lineage_leaves(self, dataset_urn: str, direct: list[str]) -> bool:
+        """True when every dataset directly downstream records column lineage from this dataset."""
+        if not direct:
+            return False
+        recorded = await self.reader.fine_grained_lineage(direct)
+        prefix = f"urn:li:schemaField:({dataset_urn},"
+        return all(any(e.upstream.startswith(prefix) for e in recorded.get(urn, [])) for urn in direct)
+
+
+def _describe(link: AffectedFeature) -> str:
+    if link.link == "feature":
+        return f"feature {link.urn} (column {link.column}, {link.precision} precision)"
+    notes = [s.note for s in link.path if s.note]
+    tail = f"; {notes[-1]}" if notes else ""
+    return f"training run {link.urn} (column {link.column}{tail})"

@@ -1,0 +1,180 @@
+"""Preparing a model for the experiment: everything that can make it untestable, checked before any inference.
+
+The plan is first checked against the field's catalog type (`validate_against_field`); then, per model,
+`prepare_model` reads the binding, loads the verified artifact and the evaluation data and checks the columns.
+Problems with a model's binding make that model INCOMPLETE; a plan that does not fit the data (e.g. a category
+mapping on a numeric column) raises PlanError so the caller can refuse it before anything runs or is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from policies.engine import Reason, Verdict
+from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
+from tools.evidence.schema import ModelEvidence
+from tools.experiment.binding import BindingError, ModelBinding
+from tools.experiment.loading import expected_columns, load_eval_data, load_verified_pipeline
+from tools.experiment.locate import resolve_binding
+from tools.experiment.model_evidence import binding_record, incomplete_evidence
+from tools.mutations import Kind, Mutation, check_compatible
+
+CATALOG_KINDS: dict[str, Kind] = {
+    "NUMBER": "numeric",
+    "STRING": "categorical",
+    "ENUM": "categorical",
+    "BOOLEAN": "boolean",
+}
+
+
+def validate_against_field(mutation: Mutation, discovery: Discovery) -> None:
+    """Refuse a plan whose operator does not fit the field's catalog type, before any model is touched."""
+    kind = CATALOG_KINDS.get(discovery.field_type.upper())
+    if kind is not None and not mutation.fits(kind):
+        empty = pd.Series(
+            [], dtype=float if kind == "numeric" else bool if kind == "boolean" else object, name=discovery.field
+        )
+        check_compatible(mutation, empty)  # raises MutationTypeError listing the operators that fit
+
+
+@dataclass
+class PreparedModel:
+    model: AffectedModel
+    binding: ModelBinding
+    pipeline: Any
+    frame: pd.DataFrame
+    eval_sha256: str
+    input_columns: list[str]
+    feature_columns: list[str]
+    path: list[LineageStep]
+
+
+def prepare_model(model: AffectedModel, mutation: Mutation, base_dir: Path) -> PreparedModel | ModelEvidence:
+    """Everything that can make a model untestable, checked before any inference.
+
+    Feature links name their column; training-run links only say the model was trained on data holding the column,
+    so for them the verified pipeline's own inputs decide whether the column is used (and only then do the
+    transforms on its path matter)."""
+    features = [f for f in model.features if f.link == "feature"]
+    runs = [f for f in model.features if f.link == "training_run"]
+    path = model.features[0].path if model.features else []
+    if any(f.precision == "dataset" for f in features):
+        return incomplete_evidence(
+            model,
+            "dataset_level_lineage",
+            "only dataset-level lineage reaches this model, so the feature column carrying the field "
+            "is unknown; record column-level lineage (fineGrainedLineages) in DataHub",
+            lineage_path=path,
+        )
+    untransformed = _non_identity(model, features)
+    if untransformed is not None:
+        return untransformed
+    try:
+        binding = resolve_binding(model.custom_properties, base_dir)
+    except BindingError as exc:
+        return incomplete_evidence(model, exc.code, _binding_advice(str(exc), runs), lineage_path=path)
+    record = binding_record(binding)
+    try:
+        pipeline = load_verified_pipeline(binding)
+        frame, eval_sha256 = load_eval_data(binding)
+    except BindingError as exc:
+        return incomplete_evidence(model, exc.code, str(exc), lineage_path=path, binding=record)
+    record = binding_record(binding, eval_sha256)
+    declared = expected_columns(pipeline)
+    if runs and declared is None:
+        return incomplete_evidence(
+            model,
+            "inputs_unknown",
+            "the model is linked to the field through its training run, but its pipeline records no input column "
+            "names (feature_names_in_), so whether it reads the field is unknown; fit it on a pandas DataFrame",
+            lineage_path=path,
+            binding=record,
+        )
+    used_runs = [f for f in runs if declared is not None and f.column in declared]
+    if runs and not features and not used_runs:
+        columns = sorted({f.column for f in runs})
+        reason = Reason(
+            code="field_not_an_input",
+            severity=Verdict.PASS,
+            message=f"trained on data holding {', '.join(columns)}, but the verified pipeline's inputs "
+            f"({', '.join(declared or [])}) do not include it: the change cannot reach this model",
+        )
+        return ModelEvidence(
+            urn=model.urn,
+            name=model.name,
+            verdict=Verdict.PASS,
+            reasons=[reason],
+            lineage_path=path,
+            binding=record,
+            owners=model.owners,
+            production_marker=model.production_evidence,
+        )
+    untransformed = _non_identity(model, used_runs)
+    if untransformed is not None:
+        return untransformed
+    links = features + used_runs
+    path = links[0].path
+    feature_columns = sorted({f.column for f in links})
+    input_columns = declared or [c for c in frame.columns if c != binding.label_column]
+    missing = [c for c in set(input_columns) | set(feature_columns) if c not in frame.columns]
+    if missing:
+        return incomplete_evidence(
+            model,
+            "columns_missing",
+            f"evaluation data {binding.eval_data_path} lacks column(s) {sorted(missing)} "
+            "that the model or the lineage needs",
+            lineage_path=path,
+            binding=record,
+        )
+    unused = [c for c in feature_columns if c not in input_columns]
+    if unused:
+        return incomplete_evidence(
+            model,
+            "feature_not_used",
+            f"lineage says the model consumes {unused}, but the pipeline's inputs are {input_columns}",
+            lineage_path=path,
+            binding=record,
+        )
+    for column in feature_columns:
+        check_compatible(mutation, frame[column])  # PlanError here is the caller's to refuse
+    return PreparedModel(
+        model=model,
+        binding=binding,
+        pipeline=pipeline,
+        frame=frame,
+        eval_sha256=eval_sha256,
+        input_columns=input_columns,
+        feature_columns=feature_columns,
+        path=path,
+    )
+
+
+def _non_identity(model: AffectedModel, links: list[AffectedFeature]) -> ModelEvidence | None:
+    for link in links:
+        if link.non_identity_transforms:
+            return incomplete_evidence(
+                model,
+                "non_identity_transform",
+                f"the field reaches {link.column} ({_via(link)}) through transform(s) "
+                f"{', '.join(link.non_identity_transforms)}; the mutation cannot be propagated "
+                "faithfully, so this model was not tested",
+                lineage_path=link.path,
+            )
+    return None
+
+
+def _via(link: AffectedFeature) -> str:
+    return f"feature {link.name}" if link.link == "feature" else f"training run {link.urn}"
+
+
+def _binding_advice(message: str, runs: list[AffectedFeature]) -> str:
+    if not runs:
+        return message
+    return (
+        f"{message}. This model comes from DataHub's mlflow source, which rewrites its properties at every "
+        "ingestion: set the keys as MLflow model-version tags (the source copies them into DataHub)"
+    )
