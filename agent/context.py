@@ -20,6 +20,7 @@ from policies.engine import LoadedPolicy, load_policy
 from tools.catalog.connection import Catalog, open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
 from tools.catalog.session import CatalogSession, ToolCallRecord, WriterSession
+from tools.experiment.executor import ExperimentExecutor, ThreadExecutor
 from tools.settings import ProvenanceSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -232,12 +233,21 @@ class AgentContext:
     planner: Planner = field(default_factory=DeterministicPlanner)
     policy: LoadedPolicy = field(default_factory=load_policy)
     catalog: CatalogHandle | None = None
+    executor: ExperimentExecutor | None = None
+    """Runs the experiment's CPU-bound jobs off the event loop; closed with the session (`open_session`)."""
 
     def __post_init__(self) -> None:
         if self.catalog is None:
             self.catalog = CatalogHandle(self.settings)
+        if self.executor is None:
+            self.executor = ThreadExecutor(self.settings.workers)
 
     @property
     def handle(self) -> CatalogHandle:
         assert self.catalog is not None  # set in __post_init__
         return self.catalog
+
+    @property
+    def jobs(self) -> ExperimentExecutor:
+        assert self.executor is not None  # set in __post_init__
+        return self.executor

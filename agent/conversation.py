@@ -181,4 +181,7 @@ async def open_session(
             graph = build_graph(model=model, checkpointer=saver, context=ctx)
             yield Session(graph, ctx, TraceRecorder(settings, ctx) if record else None)
         finally:
-            await handle.aclose()
+            try:
+                await handle.aclose()
+            finally:
+                await ctx.jobs.aclose()

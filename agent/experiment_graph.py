@@ -1,10 +1,13 @@
 """The deterministic experiment subgraph: measure (binding, inference, metrics) -> judge (policy, verdict).
 
-No LLM is reachable from here. Plots are staged on disk next to the runs, not kept in the state.
+No LLM is reachable from here. Plots are staged on disk next to the runs, not kept in the state. The CPU-bound
+work (unpickling, inference, metrics, plots) runs in the context's executor, never on the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -12,25 +15,23 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from agent.context import AgentContext
-from agent.nodes.failures import Node, captured
+from agent.nodes.failures import USER_ERRORS, Node, captured
 from agent.state import AgentState
 from policies.engine import Decision, evaluate
-from tools.evidence.build import slug
-from tools.evidence.schema import ModelEvidence, new_run_id
+from tools.evidence.schema import ModelEvidence, StageFailure, new_run_id
 from tools.evidence.store import runs_dir
-from tools.experiment.assess import ModelTest, overall, run_model
-from tools.experiment.prepare import prepare_model
-from tools.experiment.runner import BaselineCache
+from tools.experiment.assess import overall
+from tools.experiment.job import SharedBaselineCache, measure_model
+from tools.experiment.model_evidence import incomplete_evidence
 
-_BASELINES = BaselineCache()
+log = logging.getLogger(__name__)
+_BASELINES = SharedBaselineCache()  # process-wide, shared by the worker threads of every conversation
 
 
 def make_measure(ctx: AgentContext) -> Node:
     @captured("experiment")
     async def measure(state: AgentState) -> dict[str, Any]:
         assert state.discovery is not None and state.plan_record is not None
-        from tools.evidence.plots import write_plots
-
         mutation = state.plan_record.mutation
         assert mutation is not None  # `plan` records a validated mutation or fails the turn
         base_dir = ctx.settings.lite_db.parent
@@ -38,17 +39,23 @@ def make_measure(ctx: AgentContext) -> Node:
         if staging is None:  # named after the future run id, so a resumed run reuses its folder
             staging = runs_dir(ctx.settings.home) / f".staging-{new_run_id()}"
         staging.mkdir(parents=True, exist_ok=True)
-        results = []
-        for model in state.discovery.production_models:
-            prepared = prepare_model(model, mutation, base_dir)
-            if isinstance(prepared, ModelEvidence):
-                test = ModelTest(prepared)
-            else:
-                test = run_model(prepared, mutation, _BASELINES)
-            if test.arrays is not None:
-                test.evidence.plots = write_plots(staging, slug(test.evidence.name), *test.arrays)
-            results.append(test.evidence)
-        return {"model_results": results, "staging_dir": str(staging)}
+        models = state.discovery.production_models
+        # Off the event loop (other conversations keep going), all models at once up to the pool size.
+        jobs = [ctx.jobs.run(measure_model, model, mutation, base_dir, staging, _BASELINES) for model in models]
+        outcomes = await asyncio.gather(*jobs, return_exceptions=True)  # in the discovery's order
+        results: list[ModelEvidence] = []
+        failures = list(state.failures)
+        for model, outcome in zip(models, outcomes, strict=True):
+            if isinstance(outcome, ModelEvidence):
+                results.append(outcome)
+            elif isinstance(outcome, USER_ERRORS) or not isinstance(outcome, Exception):
+                raise outcome  # a plan that does not fit the data refuses the turn; cancellation ends it
+            else:  # one model's job crashed: the others' results stand, the run records the failure
+                log.error("experiment job for %s failed", model.urn, exc_info=outcome)
+                message = f"{model.name}: {type(outcome).__name__}: {outcome}"
+                results.append(incomplete_evidence(model, "experiment_error", f"the experiment failed ({message})"))
+                failures.append(StageFailure(stage="experiment", message=message))
+        return {"model_results": results, "staging_dir": str(staging), "failures": failures}
 
     return measure
 

@@ -19,7 +19,7 @@ from agent.nodes.approval import make_approval, make_publish
 from agent.nodes.assessment import make_discover, make_gather_context, make_plan
 from agent.nodes.catalog_qa import make_catalog_qa
 from agent.nodes.evidence import make_write_evidence
-from agent.nodes.failures import input_failed
+from agent.nodes.failures import input_failed, publishable
 from agent.nodes.respond import make_respond
 from agent.nodes.routing import make_route
 from agent.schemas import Intent
@@ -50,7 +50,7 @@ def after_plan(state: AgentState) -> Literal["experiment", "write_evidence", "re
 
 def after_evidence(state: AgentState) -> Literal["approval", "respond"]:
     # Only measured or judged models can be published; a run that failed before that is only reported.
-    return "approval" if state.model_results and state.publish_mode != "no_publish" else "respond"
+    return "approval" if publishable(state) and state.publish_mode != "no_publish" else "respond"
 
 
 def build_builder(context: AgentContext) -> StateGraph[Any, Any, Any, Any]:

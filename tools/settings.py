@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -19,10 +20,26 @@ class ProvenanceSettings(BaseSettings):
     provenance_lite_db: Path | None = Field(default=None, description="Overrides $PROVENANCE_HOME/catalog.db.")
     datahub_gms_url: str | None = Field(default=None, description="A real GMS (PROVENANCE_CATALOG=datahub).")
     datahub_gms_token: str | None = Field(default=None, description="Token for DATAHUB_GMS_URL.")
+    provenance_catalog_url: str | None = Field(
+        default=None,
+        description="A running mcp-server-datahub over streamable HTTP (what `provenance catalog serve` prints), "
+        "read through instead of starting one; its endpoint is DATAHUB_GMS_URL / DATAHUB_GMS_TOKEN.",
+    )
     provenance_database_url: str | None = Field(
         default=None,
         description="postgresql://… : LangGraph checkpoints and chat history in PostgreSQL (many instances); "
         "unset: SQLite files in $PROVENANCE_HOME.",
+    )
+    provenance_sample_half_width: float = Field(
+        default=0.005,
+        ge=0,
+        lt=0.5,
+        description="Flip-rate 95% CI half-width the evaluation sample is sized for (0.005 = 0.5 points, "
+        "38,415 rows); larger evaluation data is sampled, stratified by label. 0 disables sampling.",
+    )
+    provenance_sample_seed: int = Field(default=1402, description="Seed of the evaluation-data sample.")
+    provenance_workers: int | None = Field(
+        default=None, ge=1, description="Experiment jobs run at once (threads); unset: the number of CPUs."
     )
 
     @property
@@ -38,6 +55,11 @@ class ProvenanceSettings(BaseSettings):
         """PROVENANCE_DATABASE_URL, or None (also when set but empty): the embedded SQLite files."""
         url = (self.provenance_database_url or "").strip()
         return url or None
+
+    @property
+    def workers(self) -> int:
+        """PROVENANCE_WORKERS, or the number of CPUs: the experiment's thread pool size."""
+        return self.provenance_workers or os.cpu_count() or 1
 
     @property
     def logs(self) -> Path:

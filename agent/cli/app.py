@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAILURE
 from agent.cli.parser import build_parser
+from agent.cli.precheck import Refused, precheck
 
 if TYPE_CHECKING:
     from tools.settings import ProvenanceSettings
@@ -40,7 +41,16 @@ def _bad_input() -> tuple[type[Exception], ...]:
     from tools.mutations import PlanError
     from tools.registry.mlflow_registry import RegistryError
 
-    return (CatalogInputError, PlanError, PolicyError, ConventionsError, EvidenceError, RegistryError, UsageError)
+    return (
+        Refused,
+        CatalogInputError,
+        PlanError,
+        PolicyError,
+        ConventionsError,
+        EvidenceError,
+        RegistryError,
+        UsageError,
+    )
 
 
 def _catalog_error() -> type[Exception]:
@@ -87,6 +97,11 @@ def _run(argv: Sequence[str] | None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    try:
+        precheck(args)  # before the command's module (pandas, LangGraph, MCP) is imported
+    except Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     from tools.settings import load_settings
 
     settings = load_settings()

@@ -8,26 +8,13 @@ import json
 
 from agent.assessment import AssessmentResult, assess_change
 from agent.cli.exit_codes import EXIT_CODES
+from agent.cli.precheck import NO_PUBLISH, parse_params
 from agent.cli.render import render_result
 from agent.context import AgentContext, CatalogHandle
 from policies.engine import load_policy
 from tools.catalog.lookup import check_dataset_urn
 from tools.mutations import PlanError, parse_mutation
 from tools.settings import ProvenanceSettings
-
-
-def parse_params(pairs: list[str]) -> dict[str, object]:
-    """`--param k=v`: v is JSON when it parses (numbers, objects), else a plain string."""
-    params: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise PlanError(f"--param expects key=value, got {pair!r} (e.g. --param factor=100)")
-        try:
-            params[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key.strip()] = value
-    return params
 
 
 async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
@@ -41,7 +28,7 @@ async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> Ass
 
 def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     if not args.no_publish:
-        raise PlanError("assess needs --no-publish here; use `provenance ask` to assess and publish with approval")
+        raise PlanError(NO_PUBLISH)
     result = asyncio.run(_assess(settings, args))
     if args.json:
         print(json.dumps(result.summary(), indent=2, default=str))

@@ -9,22 +9,20 @@ import signal
 from threading import Event
 
 from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
-from agent.context import CatalogHandle
-from agent.conversation import open_session
-from agent.state import ApprovalDecision
-from seed.seeding import seed_demo
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.discoverer import Discoverer
 from tools.catalog.discovery import Discovery
 from tools.catalog.lookup import check_dataset_urn
 from tools.catalog.render import render_discovery
+from tools.catalog.served import serve_catalog, state_path
 from tools.catalog.session import CatalogError
-from tools.embedded.server import start_embedded_catalog
 from tools.settings import ProvenanceSettings
 
 
 def _cmd_seed(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
+    from seed.seeding import seed_demo  # the commands' heavy imports (scikit-learn, the graph) only where needed
+
     result = seed_demo(settings)
     print(f"Seeded {result.mcps} aspects into the {result.catalog} in {result.seconds:.1f} s")
     for model in result.artifacts.models.values():
@@ -35,43 +33,44 @@ def _cmd_seed(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
-    running = start_embedded_catalog(settings.lite_db, port=args.port, token=args.token)
-    print(f"Embedded DataHub serving {settings.lite_db}", flush=True)
-    print(f"  DATAHUB_GMS_URL={running.url}\n  DATAHUB_GMS_TOKEN={running.token}", flush=True)
-    print("Stop with Ctrl-C.", flush=True)
     stop = Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        stop.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        running.stop()
+    with serve_catalog(settings, port=args.port, token=args.token, mcp_port=args.mcp_port) as served:
+        print(f"Embedded DataHub serving {settings.lite_db}", flush=True)
+        print(f"  DATAHUB_GMS_URL={served.gms_url}\n  DATAHUB_GMS_TOKEN={served.gms_token}", flush=True)
+        print(f"  PROVENANCE_CATALOG_URL={served.mcp_url}  (its MCP server, read-only, over HTTP)", flush=True)
+        print(f"Commands with PROVENANCE_HOME={settings.home} reuse it ({state_path(settings)}).", flush=True)
+        print("Stop with Ctrl-C.", flush=True)
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
     return EXIT_OK
 
 
-async def discover(settings: ProvenanceSettings, dataset: str, field: str) -> tuple[Discovery, float]:
+async def discover(settings: ProvenanceSettings, dataset: str, field: str) -> tuple[Discovery, float, str]:
     async with open_catalog(settings) as catalog:
         found = await Discoverer(CatalogReader(catalog.session)).discover(dataset, field)
-        return found, catalog.startup_seconds
+        return found, catalog.startup_seconds, catalog.description
 
 
 def _cmd_lineage(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     check_dataset_urn(args.dataset)
-    found, startup = asyncio.run(discover(settings, args.dataset, args.field))
+    found, startup, catalog = asyncio.run(discover(settings, args.dataset, args.field))
     if args.json:
         print(
             json.dumps(
                 {
                     **found.model_dump(mode="json", exclude={"dataset": {"raw"}}),
                     "catalog_startup_seconds": round(startup, 3),
+                    "catalog": catalog,
                 },
                 indent=2,
             )
         )
     else:
         print(render_discovery(found))
-        print(f"catalog start (endpoint + MCP server): {startup:.2f} s")
+        print(f"catalog: {catalog}; opened in {startup:.2f} s")
     return EXIT_OK
 
 
@@ -82,7 +81,7 @@ def _cmd_demo(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     _cmd_seed(settings, args)
     for step, dataset in (("2", POSTGRES_TABLE_URN), ("3", KAFKA_TOPIC_URN)):
         print(f"\n== {step}. Which models depend on {dataset} amount?", flush=True)
-        found, startup = asyncio.run(discover(settings, dataset, "amount"))
+        found, _startup, _catalog = asyncio.run(discover(settings, dataset, "amount"))
         print(render_discovery(found))
     print(f"\n== 4. Ask: {DEMO_QUESTION}", flush=True)
     print("   (the demo approves publication itself; `provenance ask` asks you on a terminal)", flush=True)
@@ -97,7 +96,9 @@ DEMO_QUESTION = "What happens if payments.transactions.amount is sent in cents i
 
 
 async def _demo_conversation(settings: ProvenanceSettings) -> int:
+    from agent.conversation import open_session
     from agent.llm import chat_model_from_env
+    from agent.state import ApprovalDecision
 
     async with open_session(settings, model=chat_model_from_env()) as session:
         turn = await session.ask(DEMO_QUESTION)
@@ -116,6 +117,8 @@ async def _demo_conversation(settings: ProvenanceSettings) -> int:
 
 
 async def _demo_check(settings: ProvenanceSettings, model_urn: str) -> None:
+    from agent.context import CatalogHandle
+
     async with CatalogHandle(settings) as handle:
         entity = await (await handle.reader()).get_entity(model_urn)
     if entity is None:

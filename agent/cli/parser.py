@@ -6,8 +6,24 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tools.mutations import ALLOWED_OPERATORS
 from tools.registry.mlflow_registry import TRACKING_ENV
+
+OPERATOR_NAMES = (
+    "scale",
+    "shift",
+    "null_inject",
+    "constant",
+    "category_remap",
+    "unseen_category",
+    "round",
+    "clip",
+    "noise",
+    "sign_flip",
+    "shuffle",
+    "cyclic_shift",
+)
+"""The names of tools.mutations.ALLOWED_OPERATORS, written out: importing tools.mutations loads pandas, and the help
+text needs names only (tests/agent/cli/test_startup.py checks the two agree)."""
 
 DESCRIPTION = "The `provenance` command line. Logs go to stderr; `--json` output goes to stdout."
 
@@ -20,8 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("seed", help="train the demo models and write the demo catalog")
     catalog = commands.add_parser("catalog", help="the embedded DataHub catalog")
     catalog_commands = catalog.add_subparsers(dest="catalog_command", required=True)
-    serve = catalog_commands.add_parser("serve", help="serve the embedded catalog in the foreground")
+    serve = catalog_commands.add_parser(
+        "serve",
+        help="serve the embedded catalog and a read-only MCP server in the foreground; other commands reuse them",
+    )
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    serve.add_argument("--mcp-port", type=int, default=0, help="the MCP server's port (default: a free one)")
     serve.add_argument("--token", default=None, help="bearer token (default: random, printed)")
     lineage = commands.add_parser("lineage", help="which features and models depend on a field")
     lineage.add_argument("--dataset", required=True, help="dataset URN")
@@ -30,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     assess = commands.add_parser("assess", help="test every affected production model against a mutation")
     assess.add_argument("--dataset", required=True, help="dataset URN")
     assess.add_argument("--field", required=True, help="field path in that dataset")
-    assess.add_argument("--op", required=True, help=f"mutation operator: {', '.join(ALLOWED_OPERATORS)}")
+    assess.add_argument("--op", required=True, help=f"mutation operator: {', '.join(OPERATOR_NAMES)}")
     assess.add_argument("--param", action="append", default=[], metavar="K=V", help="operator parameter (repeat)")
     assess.add_argument("--fraction", type=float, default=1.0, help="share of rows to mutate, in (0, 1]")
     assess.add_argument("--seed", type=int, default=0, help="seed choosing the mutated rows")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.context import AgentContext
-from agent.nodes.failures import Node
+from agent.nodes.failures import Node, publishable
 from agent.state import AgentState
 from policies.engine import Verdict, overall_verdict
 from tools.evidence.build import environment, policy_record
@@ -54,7 +54,7 @@ def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Ev
         failures=state.failures,
         publication=PublicationRecord(
             status="not_requested"
-            if state.publish_mode == "no_publish" or not state.model_results
+            if state.publish_mode == "no_publish" or not publishable(state)
             else "pending_approval"
         ),
     )

@@ -42,6 +42,13 @@ def captured(stage: str) -> Callable[[Node], Node]:
     return wrap
 
 
+def publishable(state: AgentState) -> bool:
+    """Models were measured or judged, and no model's experiment crashed: a verdict worth asking a person about.
+    (A crashed job leaves its model INCOMPLETE beside the others' results; that run is reported, not published.)"""
+    crashed = any(f.stage == "experiment" and f.kind == "error" for f in state.failures)
+    return bool(state.model_results) and not crashed
+
+
 def input_failed(state: AgentState) -> bool:
     """The request cannot be served as asked: answer it, do not record a run."""
     return any(f.kind == "input" for f in state.failures)

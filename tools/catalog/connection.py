@@ -3,6 +3,10 @@
 `open_catalog` is the reader every command and the agent use: its MCP server runs with mutations off. A writer
 is opened with `open_writer` from an open catalog, against the same endpoint (the embedded one is reused, never
 started twice on one Lite file), by the publish step only.
+
+A catalog kept running by `provenance catalog serve` (or named by PROVENANCE_CATALOG_URL) is read through instead
+of starting one: the reader connects to its MCP server over streamable HTTP and spawns nothing (tools/catalog/
+served.py); a writer still starts its own stdio server against the served endpoint.
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from tools.catalog.served import HTTP_LOG, find_served
 from tools.catalog.session import (
     CatalogError,
     CatalogSession,
     McpServerSpec,
     WriterSession,
+    mcp_http_session,
     mcp_session,
     mcp_writer_session,
 )
@@ -40,6 +46,17 @@ class Catalog:
 @asynccontextmanager
 async def open_catalog(settings: ProvenanceSettings) -> AsyncIterator[Catalog]:
     started = time.perf_counter()
+    served = find_served(settings)
+    if served is not None:
+        spec = McpServerSpec(
+            gms_url=served.gms_url,
+            gms_token=served.gms_token,
+            log_file=settings.logs / "mcp-server-datahub.log",  # a writer's, derived from it; the reader has none
+            home=settings.home / "mcp-home",
+        )
+        async with mcp_http_session(spec, served.mcp_url, settings.logs / HTTP_LOG) as session:
+            yield Catalog(session, None, served.describe(), time.perf_counter() - started, spec)
+        return
     embedded: RunningCatalog | None = None
     if settings.provenance_catalog == "datahub":
         if not settings.datahub_gms_url:

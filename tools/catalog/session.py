@@ -1,11 +1,13 @@
-"""MCP sessions to the official mcp-server-datahub (stdio).
+"""MCP sessions to the official mcp-server-datahub: spawned over stdio, or a running one over streamable HTTP.
 
 Least privilege: the process-wide reader session starts the server with its mutation tools off
 (`TOOLS_IS_MUTATION_ENABLED=false`) and loads only the read tools, so it cannot write whatever code calls it.
 Only the publish step, after a person approved, opens a `WriterSession` (mutations on, only the write tools)
 against the same endpoint, and closes it once the publication is written.
 
-`MultiServerMCPClient.get_tools()` would spawn a server per call (~1.4 s each); a session spawns it once.
+`MultiServerMCPClient.get_tools()` would spawn a server per call (~1.4 s each); a session spawns it once, and
+`mcp_http_session` spawns none: it reads through a server `provenance catalog serve` keeps running (tools/catalog/
+served.py), which must run with mutations off as well.
 Every call is recorded (name, arguments, result, duration) for the evidence, the traces and the call count.
 """
 
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.client import MultiServerMCPClient
@@ -70,8 +73,8 @@ class McpServerSpec:
     home: Path  # HOME for the server: the DataHub SDK writes ~/.datahub files there
     fail_fast: bool = True
 
-    def connection(self, *, mutations: bool = False) -> dict[str, Any]:
-        """How to start the server; its mutation tools (add_tags, save_document, ...) exist only with `mutations`."""
+    def server_env(self, *, mutations: bool = False) -> dict[str, str]:
+        """The server's environment; its mutation tools (add_tags, save_document, ...) exist only with `mutations`."""
         env = {
             "DATAHUB_GMS_URL": self.gms_url,
             "DATAHUB_GMS_TOKEN": self.gms_token,
@@ -85,11 +88,24 @@ class McpServerSpec:
         }
         if self.fail_fast:
             env["DATAHUB_REST_EMITTER_DEFAULT_RETRY_MAX_TIMES"] = "0"
+        return env
+
+    def connection(self, *, mutations: bool = False) -> dict[str, Any]:
+        """How to start the server over stdio."""
         return {
             "transport": "stdio",
             "command": sys.executable,
             "args": ["-m", "tools.catalog.mcp_launcher", str(self.log_file)],
-            "env": env,
+            "env": self.server_env(mutations=mutations),
+        }
+
+    def http_connection(self, mcp_url: str) -> dict[str, Any]:
+        """How to reach a running server over streamable HTTP: mcp-server-datahub-http takes the DataHub token per
+        request, as a bearer token."""
+        return {
+            "transport": "streamable_http",
+            "url": mcp_url,
+            "headers": {"Authorization": f"Bearer {self.gms_token}"},
         }
 
 
@@ -185,6 +201,8 @@ class WriterSession(CatalogSession):
 def _transport_lost(exc: BaseException) -> bool:
     if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
         return True
+    if isinstance(exc, httpx.TransportError):  # a served (HTTP) MCP server that went away
+        return True
     return isinstance(exc, McpError) and exc.error.code == CONNECTION_CLOSED
 
 
@@ -198,10 +216,29 @@ def _text(message: ToolMessage) -> str:
 async def mcp_session(spec: McpServerSpec) -> AsyncIterator[CatalogSession]:
     """The reader: mutations off, the read tools plus the SDK read of mlModelProperties."""
     async with _open_server(spec, mutations=False) as (loaded, started):
-        tools = {name: tool for name, tool in loaded.items() if name in READ_TOOLS}
-        _require(spec, READ_TOOLS - OPTIONAL_TOOLS - set(tools), "read")
-        tools[MODEL_PROPERTIES_TOOL] = model_properties_tool(spec.gms_url, spec.gms_token)
-        yield CatalogSession(tools, time.perf_counter() - started, server_tools=frozenset(loaded))
+        yield _reader(spec, loaded, started)
+
+
+@asynccontextmanager
+async def mcp_http_session(spec: McpServerSpec, mcp_url: str, log_file: Path) -> AsyncIterator[CatalogSession]:
+    """The reader through a running server (`provenance catalog serve`) over streamable HTTP, against the endpoint of
+    `spec`. Refused when that server offers write tools: a reader's server runs with mutations off."""
+    connection = spec.http_connection(mcp_url)
+    async with _open_server(spec, mutations=False, connection=connection, log_file=log_file) as (loaded, started):
+        writes = sorted(WRITE_TOOLS & set(loaded))
+        if writes:
+            raise CatalogError(
+                f"the DataHub MCP server at {mcp_url} offers the write tools {writes}; the reader needs one started "
+                "with TOOLS_IS_MUTATION_ENABLED=false (as `provenance catalog serve` does)"
+            )
+        yield _reader(spec, loaded, started)
+
+
+def _reader(spec: McpServerSpec, loaded: dict[str, BaseTool], started: float) -> CatalogSession:
+    tools = {name: tool for name, tool in loaded.items() if name in READ_TOOLS}
+    _require(spec, READ_TOOLS - OPTIONAL_TOOLS - set(tools), "read")
+    tools[MODEL_PROPERTIES_TOOL] = model_properties_tool(spec.gms_url, spec.gms_token)
+    return CatalogSession(tools, time.perf_counter() - started, server_tools=frozenset(loaded))
 
 
 @asynccontextmanager
@@ -223,11 +260,19 @@ def _require(spec: McpServerSpec, missing: set[str] | frozenset[str], kind: str)
 
 
 @asynccontextmanager
-async def _open_server(spec: McpServerSpec, *, mutations: bool) -> AsyncIterator[tuple[dict[str, BaseTool], float]]:
-    """Start the server over stdio and list its tools; errors before the caller is ready name the server's log."""
-    spec.log_file.parent.mkdir(parents=True, exist_ok=True)
-    spec.home.mkdir(parents=True, exist_ok=True)
-    client = MultiServerMCPClient({"datahub": spec.connection(mutations=mutations)})  # type: ignore[dict-item]
+async def _open_server(
+    spec: McpServerSpec, *, mutations: bool, connection: dict[str, Any] | None = None, log_file: Path | None = None
+) -> AsyncIterator[tuple[dict[str, BaseTool], float]]:
+    """Start the server over stdio (or connect to `connection`) and list its tools; errors before the caller is
+    ready name the server's log."""
+    log_file = log_file or spec.log_file
+    if connection is None:
+        spec.log_file.parent.mkdir(parents=True, exist_ok=True)
+        spec.home.mkdir(parents=True, exist_ok=True)
+        connection = spec.connection(mutations=mutations)
+    what = f"reach the DataHub MCP server at {connection['url']}" if "url" in connection else None
+    what = what or f"start the DataHub MCP server against {spec.gms_url}"
+    client = MultiServerMCPClient({"datahub": connection})  # type: ignore[dict-item]
     started = time.perf_counter()
     ready = False
     try:
@@ -242,10 +287,7 @@ async def _open_server(spec: McpServerSpec, *, mutations: bool) -> AsyncIterator
             if inner is not exc:
                 raise inner from None
             raise
-        raise CatalogError(
-            f"could not start the DataHub MCP server against {spec.gms_url} ({_first(exc)}); "
-            f"its log is {spec.log_file}: {_tail(spec.log_file)}"
-        ) from exc
+        raise CatalogError(f"could not {what} ({_first(exc)}); its log is {log_file}: {_tail(log_file)}") from exc
 
 
 def _unwrap(exc: BaseException) -> BaseException:

@@ -64,6 +64,22 @@ class BindingRecord(BaseModel):
     mlflow_run_id: str | None = None  # the MLflow run that trained the version
 
 
+class SamplingRecord(BaseModel):
+    """The evaluation data was larger than the precision needed: the rows the experiment ran on."""
+
+    method: str  # e.g. "stratified by label, proportional allocation ..."
+    rows_total: int  # rows in the evaluation file
+    rows_used: int
+    class_counts_total: dict[str, int] = {}  # label value -> rows in the file
+    class_counts_used: dict[str, int] = {}  # label value -> rows in the sample
+    seed: int
+    min_per_class: int = 0
+    confidence: float = 0.95
+    target_flip_half_width: float  # the flip-rate interval half-width the sample size was chosen for
+    achieved_flip_half_width: float | None = None  # of the measured flip rate's Wilson interval
+    columns_read: list[str] = []  # the only columns read from the file
+
+
 class ExperimentRecord(BaseModel):
     rows: int
     rows_changed: int
@@ -75,6 +91,7 @@ class ExperimentRecord(BaseModel):
     unisolated_rows: int = 0
     error_samples: list[str] = []
     seconds: dict[str, float] = {}
+    sampling: SamplingRecord | None = None  # None: every row of the evaluation data was used
 
 
 class ModelEvidence(BaseModel):

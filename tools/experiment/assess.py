@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from policies.engine import Decision, Reason, Verdict, overall_verdict
 from tools.catalog.discovery import Discovery
-from tools.evidence.schema import ExperimentRecord, ModelEvidence, ModelTest, NotTested
+from tools.evidence.schema import ExperimentRecord, ModelEvidence, ModelTest, NotTested, SamplingRecord
 from tools.experiment.metrics import compute_metrics
 from tools.experiment.model_evidence import binding_record, incomplete_evidence
 from tools.experiment.prepare import PreparedModel
@@ -37,7 +37,7 @@ def run_model(prepared: PreparedModel, mutation: Mutation, cache: BaselineCache)
             feature_column=column,
             mutation=mutation,
             cache=cache,
-            cache_key=(binding.artifact_sha256, prepared.eval_sha256),
+            cache_key=(binding.artifact_sha256, prepared.data_key),
         )
     except BaselineFailure as exc:
         return ModelTest(incomplete_evidence(model, "baseline_failure", str(exc), lineage_path=path, binding=record))
@@ -59,6 +59,7 @@ def run_model(prepared: PreparedModel, mutation: Mutation, cache: BaselineCache)
         unisolated_rows=outcome.mutated.unisolated_rows,
         error_samples=outcome.mutated.error_samples,
         seconds=outcome.seconds,
+        sampling=_achieved(prepared.sampling, metrics.flip_rate_ci_low, metrics.flip_rate_ci_high),
     )
     evidence = ModelEvidence(
         urn=model.urn,
@@ -74,6 +75,12 @@ def run_model(prepared: PreparedModel, mutation: Mutation, cache: BaselineCache)
         production_marker=model.production_evidence,
     )
     return ModelTest(evidence, (outcome.y_true, outcome.baseline, outcome.mutated.scores, outcome.mutated.failed))
+
+
+def _achieved(sampling: SamplingRecord | None, low: float | None, high: float | None) -> SamplingRecord | None:
+    if sampling is None or low is None or high is None:
+        return sampling
+    return sampling.model_copy(update={"achieved_flip_half_width": (high - low) / 2})
 
 
 def not_tested(discovery: Discovery) -> list[NotTested]:

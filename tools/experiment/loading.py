@@ -1,6 +1,12 @@
 """Reading what a model binding names: the artifact, unpickled only when the exact bytes read hash to the catalog's
 sha256 (joblib files and MLflow's `model.pkl` are pickles; the bytes are never read a second time, since the file
 could change in between), and the labelled evaluation data with the hash of its bytes.
+
+The experiment reads the evaluation data with `load_eval_sample`, in bounded memory whatever the file's size: the
+whole file is hashed by streaming; only the model's columns and the label are read (Parquet `columns=`, CSV
+`usecols=`); a first pass reads the label column alone, and when the file holds more rows than the precision needs
+(`sampling.py`), a second pass streams record batches (CSV chunks) and keeps only the stratified sample's rows.
+Since the file is read more than once, its size and modification time must be the same before and after.
 """
 
 from __future__ import annotations
@@ -8,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import pickle
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +22,13 @@ import joblib
 import numpy as np
 import pandas as pd
 
+from tools.evidence.schema import SamplingRecord
 from tools.experiment.binding import PICKLE_FORMATS, BindingError, ModelBinding
+from tools.experiment.sampling import METHOD, SampleSpec, stratified_indices
+
+_HASH_BLOCK = 1 << 20
+_PARQUET_BATCH_ROWS = 65_536
+_CSV_CHUNK_ROWS = 200_000
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -68,7 +81,7 @@ def read_table(path: Path) -> tuple[pd.DataFrame, str]:
         raise BindingError("missing_eval_data", f"evaluation data {path} does not exist")
     data = path.read_bytes()
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if is_parquet(path):
             frame = pd.read_parquet(io.BytesIO(data))
         else:
             frame = pd.read_csv(io.BytesIO(data))
@@ -77,12 +90,28 @@ def read_table(path: Path) -> tuple[pd.DataFrame, str]:
     return frame, sha256_bytes(data)
 
 
+def is_parquet(path: Path) -> bool:
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks (never the whole file at once)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _missing_label(label_column: str, where: Path | str, columns: list[str]) -> BindingError:
+    return BindingError(
+        "bad_eval_data", f"label column {label_column!r} is not in {where}; columns are {', '.join(columns)}"
+    )
+
+
 def check_label(frame: pd.DataFrame, label_column: str, where: Path | str) -> None:
     if label_column not in frame.columns:
-        raise BindingError(
-            "bad_eval_data",
-            f"label column {label_column!r} is not in {where}; columns are {', '.join(map(str, frame.columns))}",
-        )
+        raise _missing_label(label_column, where, list(map(str, frame.columns)))
     labels = frame[label_column]
     if labels.isna().any() or not set(np.unique(labels.to_numpy())) <= {0, 1}:
         raise BindingError("bad_eval_data", f"label column {label_column!r} must hold only 0/1 values")
@@ -93,6 +122,128 @@ def load_eval_data(binding: ModelBinding) -> tuple[pd.DataFrame, str]:
     frame, digest = read_table(binding.eval_data_path)
     check_label(frame, binding.label_column, binding.eval_data_path)
     return frame, digest
+
+
+@dataclass
+class EvalData:
+    frame: pd.DataFrame  # the rows the experiment runs on: all of them, or the sample
+    sha256: str  # of the whole file's bytes
+    sampling: SamplingRecord | None = None  # None: every row is in `frame`
+
+
+def load_eval_sample(binding: ModelBinding, columns: list[str] | None, spec: SampleSpec) -> EvalData:
+    """The evaluation data's `columns` (None: all) plus the label, whole when it has at most `spec.rows` rows (or
+    sampling is off), else a stratified sample of them; see the module docstring for how memory stays bounded."""
+    path, label = binding.eval_data_path, binding.label_column
+    if not path.is_file():
+        raise BindingError("missing_eval_data", f"evaluation data {path} does not exist")
+    before = _stamp(path)
+    digest = sha256_file(path)
+    try:
+        names = _column_names(path)
+        if label not in names:
+            raise _missing_label(label, path, names)
+        wanted = None if columns is None else [c for c in names if c == label or c in set(columns)]
+        labels = _read_column(path, label)
+        check_label(labels.to_frame(), label, path)
+        total = len(labels)
+        sampling = None
+        if not spec.enabled or total <= spec.rows:
+            frame = _read_all(path, wanted)
+        else:
+            y = labels.to_numpy().astype(np.int8)
+            del labels
+            chosen = stratified_indices(y, spec.rows, spec.seed, spec.min_per_class)
+            frame = _read_rows(path, wanted, chosen)
+            sampling = SamplingRecord(
+                method=METHOD,
+                rows_total=total,
+                rows_used=len(frame),
+                class_counts_total=_class_counts(y),
+                class_counts_used=_class_counts(y[chosen]),
+                seed=spec.seed,
+                min_per_class=spec.min_per_class,
+                confidence=spec.confidence,
+                target_flip_half_width=spec.half_width,
+                columns_read=list(map(str, frame.columns)),
+            )
+    except BindingError:
+        raise
+    except Exception as exc:  # pandas and pyarrow raise many parser error types
+        raise BindingError("bad_eval_data", f"evaluation data {path} could not be read: {exc}") from exc
+    if _stamp(path) != before:
+        raise BindingError("bad_eval_data", f"evaluation data {path} changed while it was being read; run again")
+    return EvalData(frame, digest, sampling)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+def _class_counts(y: np.ndarray) -> dict[str, int]:
+    values, counts = np.unique(y, return_counts=True)
+    return {str(int(v)): int(n) for v, n in zip(values, counts, strict=True)}
+
+
+def _column_names(path: Path) -> list[str]:
+    if is_parquet(path):
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        index = set(_pandas_index_columns(schema.pandas_metadata))
+        return [name for name in schema.names if name not in index]
+    return list(map(str, pd.read_csv(path, nrows=0).columns))
+
+
+def _pandas_index_columns(metadata: dict[str, Any] | None) -> list[str]:
+    return [c for c in (metadata or {}).get("index_columns", []) if isinstance(c, str)]
+
+
+def _read_column(path: Path, column: str) -> pd.Series:
+    if is_parquet(path):
+        import pyarrow.parquet as pq
+
+        table: pd.DataFrame = pq.read_table(path, columns=[column]).to_pandas()
+        return table[column]
+    return pd.read_csv(path, usecols=[column])[column]
+
+
+def _read_all(path: Path, columns: list[str] | None) -> pd.DataFrame:
+    if is_parquet(path):
+        return pd.read_parquet(path, columns=columns)
+    return pd.read_csv(path, usecols=columns)
+
+
+def _read_rows(path: Path, columns: list[str] | None, chosen: np.ndarray) -> pd.DataFrame:
+    """The rows at the sorted positions `chosen`, streamed: one record batch (CSV chunk) in memory at a time."""
+    start = 0
+    if is_parquet(path):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        kept: list[pa.RecordBatch] = []
+        with pq.ParquetFile(path) as parquet:
+            schema = parquet.schema_arrow
+            if columns is not None:
+                schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
+            for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns):
+                stop = start + batch.num_rows
+                lo, hi = np.searchsorted(chosen, [start, stop])
+                if hi > lo:
+                    kept.append(batch.take(pa.array(chosen[lo:hi] - start)))
+                start = stop
+        frame: pd.DataFrame = pa.Table.from_batches(kept, schema=schema).to_pandas()
+        return frame.reset_index(drop=True)
+    parts: list[pd.DataFrame] = []
+    with pd.read_csv(path, usecols=columns, chunksize=_CSV_CHUNK_ROWS) as reader:
+        for chunk in reader:
+            stop = start + len(chunk)
+            lo, hi = np.searchsorted(chosen, [start, stop])
+            if hi > lo:
+                parts.append(chunk.iloc[chosen[lo:hi] - start])
+            start = stop
+    return pd.concat(parts, ignore_index=True)
 
 
 def expected_columns(pipeline: Any) -> list[str] | None:

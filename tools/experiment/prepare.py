@@ -1,7 +1,8 @@
 """Preparing a model for the experiment: everything that can make it untestable, checked before any inference.
 
 The plan is first checked against the field's catalog type (`validate_against_field`); then, per model,
-`prepare_model` reads the binding, loads the verified artifact and the evaluation data and checks the columns.
+`prepare_model` reads the binding, loads the verified artifact and the evaluation data (only the columns the model
+and the lineage need, sampled when larger than the precision needs: `sampling.py`) and checks the columns.
 Problems with a model's binding make that model INCOMPLETE; a plan that does not fit the data (e.g. a category
 mapping on a numeric column) raises PlanError so the caller can refuse it before anything runs or is written.
 """
@@ -16,12 +17,14 @@ import pandas as pd
 
 from policies.engine import Reason, Verdict
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
-from tools.evidence.schema import ModelEvidence
+from tools.evidence.schema import ModelEvidence, SamplingRecord
 from tools.experiment.binding import BindingError, ModelBinding
-from tools.experiment.loading import expected_columns, load_eval_data, load_verified_pipeline
+from tools.experiment.loading import expected_columns, load_eval_sample, load_verified_pipeline
 from tools.experiment.locate import resolve_binding
 from tools.experiment.model_evidence import binding_record, incomplete_evidence
+from tools.experiment.sampling import SampleSpec
 from tools.mutations import Kind, Mutation, check_compatible
+from tools.settings import load_settings
 
 CATALOG_KINDS: dict[str, Kind] = {
     "NUMBER": "numeric",
@@ -51,14 +54,30 @@ class PreparedModel:
     input_columns: list[str]
     feature_columns: list[str]
     path: list[LineageStep]
+    sampling: SamplingRecord | None = None  # None: `frame` holds every row of the evaluation data
+
+    @property
+    def data_key(self) -> str:
+        """The rows `frame` holds, for the baseline cache: the file's hash, plus the sample's seed and size."""
+        if self.sampling is None:
+            return self.eval_sha256
+        return f"{self.eval_sha256}:sample:{self.sampling.seed}:{self.sampling.rows_used}"
 
 
-def prepare_model(model: AffectedModel, mutation: Mutation, base_dir: Path) -> PreparedModel | ModelEvidence:
+def sample_spec() -> SampleSpec:
+    """The sampling the environment asks for (PROVENANCE_SAMPLE_HALF_WIDTH, PROVENANCE_SAMPLE_SEED)."""
+    settings = load_settings()
+    return SampleSpec(half_width=settings.provenance_sample_half_width, seed=settings.provenance_sample_seed)
+
+
+def prepare_model(
+    model: AffectedModel, mutation: Mutation, base_dir: Path, *, sampling: SampleSpec | None = None
+) -> PreparedModel | ModelEvidence:
     """Everything that can make a model untestable, checked before any inference.
 
     Feature links name their column; training-run links only say the model was trained on data holding the column,
     so for them the verified pipeline's own inputs decide whether the column is used (and only then do the
-    transforms on its path matter)."""
+    transforms on its path matter). `sampling` defaults to the environment's (`sample_spec`)."""
     features = [f for f in model.features if f.link == "feature"]
     runs = [f for f in model.features if f.link == "training_run"]
     path = model.features[0].path if model.features else []
@@ -80,11 +99,14 @@ def prepare_model(model: AffectedModel, mutation: Mutation, base_dir: Path) -> P
     record = binding_record(binding)
     try:
         pipeline = load_verified_pipeline(binding)
-        frame, eval_sha256 = load_eval_data(binding)
+        declared = expected_columns(pipeline)
+        # Only what the model reads and the lineage names (all columns when the pipeline records no names).
+        needed = None if declared is None else sorted({*declared, *(f.column for f in model.features)})
+        data = load_eval_sample(binding, needed, sampling or sample_spec())
     except BindingError as exc:
         return incomplete_evidence(model, exc.code, str(exc), lineage_path=path, binding=record)
+    frame, eval_sha256 = data.frame, data.sha256
     record = binding_record(binding, eval_sha256)
-    declared = expected_columns(pipeline)
     if runs and declared is None:
         return incomplete_evidence(
             model,
@@ -150,6 +172,7 @@ def prepare_model(model: AffectedModel, mutation: Mutation, base_dir: Path) -> P
         input_columns=input_columns,
         feature_columns=feature_columns,
         path=path,
+        sampling=data.sampling,
     )
 
 

@@ -24,6 +24,7 @@ from tools.evidence.schema import (
     PlanRecord,
     PolicyRecord,
     PublicationRecord,
+    SamplingRecord,
     StageFailure,
 )
 from tools.evidence.store import REPORT_FILE, write_run
@@ -295,3 +296,22 @@ def test_run_folder_report_links_resolve(tmp_path: Path, block_arrays: Arrays) -
     text = (folder / REPORT_FILE).read_text(encoding="utf-8")
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
     assert len(links) == 2 and all((folder / link).is_file() for link in links)
+
+
+def test_sampled_data_gets_one_line_unsampled_none(block_evidence: Evidence) -> None:
+    experiment = block_evidence.models[0].experiment
+    assert experiment is not None
+    assert "| Sample |" not in render_report(block_evidence)
+    experiment.sampling = SamplingRecord(
+        method="stratified by label",
+        rows_total=10_000_000,
+        rows_used=38_415,
+        seed=1402,
+        target_flip_half_width=0.005,
+        achieved_flip_half_width=0.0031,
+    )
+    lines = [line for line in render_report(block_evidence).splitlines() if line.startswith("| Sample |")]
+    assert lines == [
+        "| Sample | 38,415 of 10,000,000 rows, stratified by label, seed 1402; sized for a flip-rate CI half-width "
+        "of 0.50% (achieved 0.31%) |"
+    ]

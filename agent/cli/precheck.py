@@ -1,0 +1,61 @@
+"""Refusals that need neither the catalog nor the heavy libraries (pandas, scikit-learn, LangGraph, MCP): checked
+right after parsing, before a command's module is imported, so a typo is refused at once.
+
+The commands check the same things again (and more: parameter values, the catalog's names), so they stay correct
+when called without this step; the messages here say the same thing in the same words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from agent.cli.parser import OPERATOR_NAMES
+
+NO_PUBLISH = "assess needs --no-publish here; use `provenance ask` to assess and publish with approval"
+
+
+class Refused(ValueError):
+    """The request cannot be served as written (exit 2); the message says what is expected."""
+
+
+def not_a_dataset_urn(urn: str) -> str | None:
+    """The message tools.catalog.lookup.check_dataset_urn raises, or None when `urn` has a dataset URN's shape."""
+    if urn.startswith("urn:li:dataset:"):
+        return None
+    return f"'{urn}' is not a dataset URN; expected urn:li:dataset:(<platform>,<name>,<env>)"
+
+
+def parse_params(pairs: list[str]) -> dict[str, object]:
+    """`--param k=v`: v is JSON when it parses (numbers, objects), else a plain string."""
+    params: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise Refused(f"--param expects key=value, got {pair!r} (e.g. --param factor=100)")
+        try:
+            params[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key.strip()] = value
+    return params
+
+
+def precheck(args: argparse.Namespace) -> None:
+    """Raise `Refused` for what is wrong on the command line alone, in the order the command would find it."""
+    if args.command == "assess" and not args.no_publish:
+        raise Refused(NO_PUBLISH)
+    if args.command in ("lineage", "assess") and (problem := not_a_dataset_urn(args.dataset)):
+        raise Refused(problem)
+    if args.command != "assess":
+        return
+    op = args.op.strip().lower()
+    if op not in OPERATOR_NAMES:
+        raise Refused(
+            f"unknown mutation operator {args.op!r}; allowed operators: {', '.join(OPERATOR_NAMES)} "
+            "(`provenance assess --help`; each operator's parameters are listed when one is misused)"
+        )
+    parse_params(args.param)
+    if not 0 < args.fraction <= 1:  # also NaN
+        raise Refused(f"--fraction must be in (0, 1], got {args.fraction}")
+    if args.seed < 0:
+        raise Refused(f"--seed must be >= 0, got {args.seed}")

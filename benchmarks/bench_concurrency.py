@@ -1,0 +1,105 @@
+"""Does one conversation's assessment block another's? Turn latency alone and under load, on the demo catalog.
+
+    .venv/bin/python benchmarks/bench_concurrency.py [--turns 20] [--workers N]
+
+On a fresh seeded home (temporary folder, `provenance seed`), through one Session (the chat's shape: one process,
+many conversations), every assessment with publication off:
+(a) a solo assessment turn and a solo catalog question (median of 3, after a warm-up turn);
+(b) --turns assessment turns at once (the reliability suite's eight questions, round robin): p50/p95, turns/s;
+(c) the same load, plus one catalog question from another conversation asked once the load is running.
+Targets (issue 14): (b) p95 <= 3x the solo assessment; (c) the question within 2x its solo time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from agent.conversation import Session, open_session
+from seed.seeding import seed_demo
+from tools.settings import ProvenanceSettings
+
+ASSESSMENTS = [
+    "What happens if payments.transactions.amount is sent in cents instead of dollars?",
+    "What happens if payments.transactions.country has 20% nulls?",
+    "What happens if payments.transactions.merchant_category gets a new category 'crypto'?",
+    "What happens if payments.transactions.hour is shifted from UTC to CET?",
+    "What happens if payments.transactions.amount is rounded to whole dollars?",
+    "What happens if payments.transactions.txn_count_1h is multiplied by 10?",
+    "What happens if payments.transactions.account_age_days is capped at 30?",
+    "What happens if payments.transactions.country 'US' is renamed to 'USA'?",
+]
+CATALOG_QUESTION = "Who owns payments.public.transactions?"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+async def timed(session: Session, question: str, thread: str) -> float:
+    started = time.perf_counter()
+    turn = await session.ask(question, thread_id=thread, mode="no_publish")
+    if turn.state.failures:
+        raise RuntimeError(f"{question!r} failed: {[f.message for f in turn.state.failures]}")
+    return time.perf_counter() - started
+
+
+async def measure(home: Path, turns: int) -> None:
+    settings = ProvenanceSettings(provenance_home=home)
+    async with open_session(settings, record=False) as session:
+        await session.context.handle.get()  # the catalog start is not part of a turn
+        await timed(session, ASSESSMENTS[0], "warm-up")
+        solo_assess = statistics.median([await timed(session, ASSESSMENTS[0], f"solo-a{i}") for i in range(3)])
+        solo_question = statistics.median([await timed(session, CATALOG_QUESTION, f"solo-q{i}") for i in range(3)])
+
+        started = time.perf_counter()
+        load = await asyncio.gather(
+            *(timed(session, ASSESSMENTS[i % len(ASSESSMENTS)], f"load-{i}") for i in range(turns))
+        )
+        wall = time.perf_counter() - started
+
+        background = [
+            asyncio.create_task(timed(session, ASSESSMENTS[i % len(ASSESSMENTS)], f"busy-{i}")) for i in range(turns)
+        ]
+        await asyncio.sleep(0.5)  # the load is running: discovery and experiments are under way
+        question_under_load = await timed(session, CATALOG_QUESTION, "question-under-load")
+        still_running = sum(not task.done() for task in background)
+        await asyncio.gather(*background)
+
+    p50, p95 = statistics.median(load), percentile(load, 95)
+    print(f"workers: {os.environ.get('PROVENANCE_WORKERS', 'default')}  cores: {os.cpu_count()}")
+    print(f"{'measure':<46} | {'seconds':>8} | {'vs solo':>7} | target")
+    print(f"{'solo assessment turn (median of 3)':<46} | {solo_assess:8.2f} | {1:7.2f} |")
+    print(f"{'solo catalog question (median of 3)':<46} | {solo_question:8.2f} | {1:7.2f} |")
+    print(f"{f'{turns} concurrent assessment turns: p50':<46} | {p50:8.2f} | {p50 / solo_assess:7.2f} |")
+    print(f"{f'{turns} concurrent assessment turns: p95':<46} | {p95:8.2f} | {p95 / solo_assess:7.2f} | <= 3")
+    print(f"{f'{turns} concurrent: throughput (turns/s)':<46} | {turns / wall:8.2f} |         |")
+    print(
+        f"{f'catalog question during {turns} assessments':<46} | {question_under_load:8.2f} | "
+        f"{question_under_load / solo_question:7.2f} | <= 2  ({still_running} assessments still running when "
+        "it was answered)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--workers", type=int, help="PROVENANCE_WORKERS for this run (default: the setting's)")
+    args = parser.parse_args()
+    if args.workers is not None:
+        os.environ["PROVENANCE_WORKERS"] = str(args.workers)
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        seed_demo(ProvenanceSettings(provenance_home=home))
+        asyncio.run(measure(home, args.turns))
+
+
+if __name__ == "__main__":
+    main()

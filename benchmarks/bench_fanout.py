@@ -1,0 +1,76 @@
+"""Affected models measured one after another vs in parallel (the experiment executor), on the demo pipelines.
+
+    .venv/bin/python benchmarks/bench_fanout.py [--rows 200000] [--repeats 3]
+
+Each model job is what `measure` runs per production model minus the file reads: baseline + mutated inference
+(`run_experiment`, cold baseline cache) and `compute_metrics`, for `scale(txn_amount, factor=100)`. The four jobs
+alternate the two demo pipelines on the same evaluation rows. Sequential = one job after another on the caller's
+thread (the old `measure`); parallel = all jobs through `ThreadExecutor` (the pool `measure` uses) with
+PROVENANCE_WORKERS = the core count. Target (issue 14): 4 models in parallel <= 0.6x sequential on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_experiment import eval_frame, experiment, load_pipelines  # noqa: E402
+
+from tools.experiment.executor import ThreadExecutor  # noqa: E402
+from tools.mutations import parse_mutation  # noqa: E402
+
+MUTATION = parse_mutation("scale", {"factor": 100})
+
+
+def jobs(pipelines: dict[str, Any], count: int) -> list[tuple[Any, str]]:
+    names = sorted(pipelines)
+    return [(pipelines[names[i % len(names)]], names[i % len(names)]) for i in range(count)]
+
+
+def sequential(pipelines: dict[str, Any], frame: Any, count: int) -> float:
+    started = time.perf_counter()
+    for pipeline, name in jobs(pipelines, count):
+        experiment(pipeline, frame, name, "txn_amount", MUTATION)
+    return time.perf_counter() - started
+
+
+async def parallel(pipelines: dict[str, Any], frame: Any, count: int, workers: int) -> float:
+    executor = ThreadExecutor(workers)
+    try:
+        started = time.perf_counter()
+        await asyncio.gather(
+            *(executor.run(experiment, p, frame, name, "txn_amount", MUTATION) for p, name in jobs(pipelines, count))
+        )
+        return time.perf_counter() - started
+    finally:
+        await executor.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    workers = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as tmp:
+        pipelines = load_pipelines(Path(tmp))
+        frame = eval_frame(args.rows)
+        print(f"rows: {args.rows:,}  cores: {os.cpu_count()}  workers: {workers}  best of {args.repeats}")
+        print(f"{'models':>6} | {'sequential s':>12} | {'parallel s':>10} | {'parallel/sequential':>19} | target")
+        for count in (1, 4):
+            seq = min(sequential(pipelines, frame, count) for _ in range(args.repeats))
+            par = min(asyncio.run(parallel(pipelines, frame, count, workers)) for _ in range(args.repeats))
+            target = "<= 0.6" if count == 4 else ""
+            print(f"{count:>6} | {seq:12.2f} | {par:10.2f} | {par / seq:19.2f} | {target}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""Issue 14's performance figures in one run: every table of the README's Performance section, side by side.
+
+    .venv/bin/python benchmarks/performance.py [--quick]
+
+Runs, each in its own process so one's memory and threads do not colour the next: bench_concurrency.py (single
+turn vs 20 concurrent turns, a catalog question during 20 assessments), bench_fanout.py (1 vs 4 affected models,
+sequential vs parallel), bench_cli.py (--help, a refusal, an assessment cold and with a running catalog) and
+bench_sampling.py (sampled vs full experiment on a 10M-row Parquet file; `--quick` skips the full 10M run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="skip the full (unsampled) 10M-row experiment")
+    args = parser.parse_args()
+    runs = [
+        ("Conversation latency", ["bench_concurrency.py"]),
+        ("Affected models in parallel", ["bench_fanout.py"]),
+        ("CLI wall time", ["bench_cli.py"]),
+        ("Sampling a 10M-row evaluation file", ["bench_sampling.py", *([] if args.quick else ["--full-big"])]),
+    ]
+    for title, argv in runs:
+        print(f"\n## {title}  ({' '.join(argv)})\n", flush=True)
+        subprocess.run([sys.executable, str(HERE / argv[0]), *argv[1:]], check=True)
+
+
+if __name__ == "__main__":
+    main()

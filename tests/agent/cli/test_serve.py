@@ -1,0 +1,92 @@
+"""`provenance catalog serve` reused by other commands: a real `serve` subprocess on a seeded home, then `lineage` and
+`assess --no-publish --json` subprocesses that read through it (no endpoint, no stdio MCP server of their own) and
+reach the same verdict as a run that starts its own catalog."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN
+from tools.catalog.served import STATE_FILE
+
+ASSESS = ["assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param", "factor=100"]
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PROVENANCE_HOME": str(home)}
+    env.pop("PROVENANCE_CATALOG_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "agent.cli", *args], capture_output=True, text=True, env=env, timeout=180
+    )
+
+
+def _wait_for(path: Path, serve: subprocess.Popen[str], timeout: float = 90.0) -> dict[str, object]:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert serve.poll() is None, serve.communicate()[1]
+        assert time.monotonic() < deadline, f"no {path} after {timeout:g} s"
+        time.sleep(0.1)
+    state: dict[str, object] = json.loads(path.read_text())
+    return state
+
+
+def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_template: Path, tmp_path: Path) -> None:
+    served_home, cold_home = tmp_path / "served", tmp_path / "cold"
+    for home in (served_home, cold_home):
+        shutil.copytree(seeded_template, home, ignore=shutil.ignore_patterns("logs", "mcp-home"))
+    env = {**os.environ, "PROVENANCE_HOME": str(served_home)}
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "agent.cli", "catalog", "serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    with ThreadPoolExecutor(2) as pool:
+        cold = pool.submit(_cli, cold_home, *ASSESS, "--no-publish", "--json")  # starts its own catalog meanwhile
+        try:
+            state = _wait_for(served_home / STATE_FILE, serve)
+            assert state["pid"] == serve.pid
+            lineage = pool.submit(
+                _cli, served_home, "-v", "lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--json"
+            )
+            reused = _cli(served_home, "-v", *ASSESS, "--no-publish", "--json")
+            found = lineage.result()
+        finally:
+            serve.send_signal(signal.SIGTERM)
+            out, err = serve.communicate(timeout=30)
+        started_cold = cold.result()
+
+    assert serve.returncode == 0, err
+    assert f"PROVENANCE_CATALOG_URL={state['mcp_url']}" in out
+    assert not (served_home / STATE_FILE).exists()  # removed on exit
+
+    assert found.returncode == 0, found.stderr
+    payload = json.loads(found.stdout)
+    assert [m["urn"] for m in payload["models"] if m["production"]] == [FRAUD_MODEL_URN]
+    assert payload["catalog"].startswith("served catalog: MCP ") and str(state["mcp_url"]) in payload["catalog"]
+    assert f"reusing the served catalog: MCP {state['mcp_url']}" in found.stderr
+
+    assert reused.returncode == started_cold.returncode == 20, (reused.stderr, started_cold.stderr)
+    summary, baseline = json.loads(reused.stdout), json.loads(started_cold.stdout)
+    assert summary["verdict"] == baseline["verdict"] == "BLOCK"
+    assert [(m["urn"], m["verdict"]) for m in summary["models"]] == [
+        (m["urn"], m["verdict"]) for m in baseline["models"]
+    ]
+    assert "reusing the served catalog" in reused.stderr
+    evidence = json.loads(Path(summary["evidence"]["json"]).read_text())
+    assert evidence["catalog"].startswith("served catalog")
+    assert json.loads(Path(baseline["evidence"]["json"]).read_text())["catalog"].startswith("embedded")
+
+    # Neither command started a stdio MCP server (its log) nor an endpoint of its own; the served one logged.
+    assert not (served_home / "logs" / "mcp-server-datahub.log").exists()
+    assert (served_home / "logs" / "mcp-server-datahub-http.log").exists()
+    assert (cold_home / "logs" / "mcp-server-datahub.log").exists()

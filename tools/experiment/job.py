@@ -1,0 +1,54 @@
+"""One production model's experiment as one job for the executor: prepare, run, draw its plots.
+
+Jobs of several models (and of several conversations) run at once in worker threads, so what they share must be
+thread-safe: the baseline cache computes each key once (`SharedBaselineCache`), and plots render under
+tools/evidence/plots.py's lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from tools.catalog.discovery import AffectedModel
+from tools.evidence.schema import ModelEvidence
+from tools.experiment.assess import run_model
+from tools.experiment.prepare import prepare_model
+from tools.experiment.runner import BaselineCache
+from tools.mutations import Mutation
+
+
+class SharedBaselineCache(BaselineCache):
+    """A `BaselineCache` for concurrent jobs: one lock per key, so two jobs on the same (artifact, eval data)
+    compute the baseline once and the second waits for it; jobs on different keys do not wait for each other."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._guard = threading.Lock()
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+
+    def get_or_compute(self, key: tuple[str, str], compute: Callable[[], np.ndarray]) -> tuple[np.ndarray, bool]:
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            return super().get_or_compute(key, compute)
+
+
+def measure_model(
+    model: AffectedModel, mutation: Mutation, base_dir: Path, staging: Path, cache: BaselineCache
+) -> ModelEvidence:
+    """The model's evidence, its plots written into `staging`. Binding problems and failed baselines make it
+    INCOMPLETE (as `prepare_model` and `run_model` decide); a plan that does not fit the data raises PlanError."""
+    from tools.evidence.build import slug
+    from tools.evidence.plots import write_plots
+
+    prepared = prepare_model(model, mutation, base_dir)
+    if isinstance(prepared, ModelEvidence):
+        return prepared
+    test = run_model(prepared, mutation, cache)
+    if test.arrays is not None:
+        test.evidence.plots = write_plots(staging, slug(test.evidence.name), *test.arrays)
+    return test.evidence
