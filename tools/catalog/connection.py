@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tools.catalog.served import HTTP_LOG, find_served
 from tools.catalog.session import (
@@ -27,8 +28,10 @@ from tools.catalog.session import (
     mcp_session,
     mcp_writer_session,
 )
-from tools.embedded.server import RunningCatalog, start_embedded_catalog
 from tools.settings import ProvenanceSettings
+
+if TYPE_CHECKING:
+    from tools.embedded.server import RunningCatalog
 
 WRITER_LOG_SUFFIX = "-writer"
 
@@ -64,6 +67,8 @@ async def open_catalog(settings: ProvenanceSettings) -> AsyncIterator[Catalog]:
         url, token = settings.datahub_gms_url, settings.datahub_gms_token or ""
         description = f"DataHub at {url}"
     else:
+        from tools.embedded.server import start_embedded_catalog  # not needed when a served catalog is reused
+
         embedded = start_embedded_catalog(settings.lite_db)
         url, token = embedded.url, embedded.token
         description = f"embedded DataHub Lite catalog {settings.lite_db}"

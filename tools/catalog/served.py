@@ -26,7 +26,6 @@ from pathlib import Path
 
 from tools import atomic
 from tools.catalog.session import CatalogError, McpServerSpec
-from tools.embedded.server import start_embedded_catalog
 from tools.settings import ProvenanceSettings
 
 log = logging.getLogger(__name__)
@@ -193,6 +192,8 @@ def serve_catalog(
     settings: ProvenanceSettings, *, port: int = 0, token: str | None = None, mcp_port: int = 0
 ) -> Iterator[ServedCatalog]:
     """The embedded endpoint and a reader MCP server over HTTP, advertised in the state file while the block runs."""
+    from tools.embedded.server import start_embedded_catalog
+
     embedded = start_embedded_catalog(settings.lite_db, port=port, token=token)
     try:
         spec = McpServerSpec(

@@ -18,8 +18,6 @@ from collections import OrderedDict
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.special import ndtri
-from scipy.stats import binomtest, norm
 
 from policies.metrics import ModelMetrics
 
@@ -52,6 +50,8 @@ class DeLongResult(_Frozen):
 def _z(confidence: float) -> float:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    from scipy.special import ndtri  # scipy.stats costs ~0.5 s to import: only when a metric is computed
+
     return float(ndtri(0.5 + 0.5 * confidence))
 
 
@@ -139,6 +139,8 @@ def delong_paired(
         z, p = (0.0, 1.0) if delta == 0 else (math.copysign(math.inf, delta), 0.0)
     else:
         z = delta / se
+        from scipy.stats import norm
+
         p = float(2.0 * norm.sf(abs(z)))
     half = _z(confidence) * se
     return DeLongResult(
@@ -151,6 +153,8 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     if n <= 0 or not 0 <= successes <= n:
         raise ValueError(f"need n > 0 and 0 <= successes <= n, got successes={successes}, n={n}")
     _z(confidence)  # the same "confidence must be in (0, 1)" error as everywhere else in this module
+    from scipy.stats import binomtest
+
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
 
