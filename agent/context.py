@@ -20,7 +20,7 @@ from policies.engine import LoadedPolicy, load_policy
 from tools.catalog.connection import Catalog, open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
 from tools.catalog.session import CatalogSession, ToolCallRecord, WriterSession
-from tools.experiment.executor import ExperimentExecutor, ThreadExecutor
+from tools.experiment.executor import ExperimentExecutor, make_executor
 from tools.settings import ProvenanceSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -240,7 +240,7 @@ class AgentContext:
         if self.catalog is None:
             self.catalog = CatalogHandle(self.settings)
         if self.executor is None:
-            self.executor = ThreadExecutor(self.settings.workers)
+            self.executor = make_executor(self.settings.provenance_executor, self.settings.workers)
 
     @property
     def handle(self) -> CatalogHandle:

@@ -5,8 +5,10 @@
 Each model job is what `measure` runs per production model minus the file reads: baseline + mutated inference
 (`run_experiment`, cold baseline cache) and `compute_metrics`, for `scale(txn_amount, factor=100)`. The four jobs
 alternate the two demo pipelines on the same evaluation rows. Sequential = one job after another on the caller's
-thread (the old `measure`); parallel = all jobs through `ThreadExecutor` (the pool `measure` uses) with
-PROVENANCE_WORKERS = the core count. Target (issue 14): 4 models in parallel <= 0.6x sequential on 2 cores.
+thread (the old `measure`); parallel = all jobs through the experiment executor `measure` uses, threads (the
+default) and processes (PROVENANCE_EXECUTOR=process; workers started before the timing, the frame and pipeline
+pickled to them per job), PROVENANCE_WORKERS = the core count.
+Target (issue 14): 4 models in parallel <= 0.6x sequential on 2 cores.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_experiment import eval_frame, experiment, load_pipelines  # noqa: E402
 
-from tools.experiment.executor import ThreadExecutor  # noqa: E402
+from tools.experiment.executor import ExecutorKind, make_executor  # noqa: E402
 from tools.mutations import parse_mutation  # noqa: E402
 
 MUTATION = parse_mutation("scale", {"factor": 100})
@@ -42,9 +44,10 @@ def sequential(pipelines: dict[str, Any], frame: Any, count: int) -> float:
     return time.perf_counter() - started
 
 
-async def parallel(pipelines: dict[str, Any], frame: Any, count: int, workers: int) -> float:
-    executor = ThreadExecutor(workers)
+async def parallel(pipelines: dict[str, Any], frame: Any, count: int, workers: int, kind: ExecutorKind) -> float:
+    executor = make_executor(kind, workers)
     try:
+        await asyncio.gather(*(executor.run(os.getpid) for _ in range(workers)))  # workers started: not timed
         started = time.perf_counter()
         await asyncio.gather(
             *(executor.run(experiment, p, frame, name, "txn_amount", MUTATION) for p, name in jobs(pipelines, count))
@@ -58,18 +61,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--executor", choices=["thread", "process"], nargs="+", default=["thread", "process"])
     args = parser.parse_args()
     workers = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
         pipelines = load_pipelines(Path(tmp))
         frame = eval_frame(args.rows)
         print(f"rows: {args.rows:,}  cores: {os.cpu_count()}  workers: {workers}  best of {args.repeats}")
-        print(f"{'models':>6} | {'sequential s':>12} | {'parallel s':>10} | {'parallel/sequential':>19} | target")
+        print(f"{'models':>6} | {'pool':>7} | {'sequential s':>12} | {'parallel s':>10} | {'par/seq':>7} | target")
         for count in (1, 4):
             seq = min(sequential(pipelines, frame, count) for _ in range(args.repeats))
-            par = min(asyncio.run(parallel(pipelines, frame, count, workers)) for _ in range(args.repeats))
-            target = "<= 0.6" if count == 4 else ""
-            print(f"{count:>6} | {seq:12.2f} | {par:10.2f} | {par / seq:19.2f} | {target}")
+            for kind in args.executor:
+                par = min(asyncio.run(parallel(pipelines, frame, count, workers, kind)) for _ in range(args.repeats))
+                target = "<= 0.6" if count == 4 else ""
+                print(f"{count:>6} | {kind:>7} | {seq:12.2f} | {par:10.2f} | {par / seq:7.2f} | {target}")
 
 
 if __name__ == "__main__":

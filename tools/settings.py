@@ -41,6 +41,9 @@ class ProvenanceSettings(BaseSettings):
     provenance_workers: int | None = Field(
         default=None, ge=1, description="Experiment jobs run at once (threads); unset: the number of CPUs."
     )
+    provenance_executor: Literal["thread", "process"] = Field(
+        default="thread", description="Where experiment jobs run: a thread pool, or a pool of worker processes."
+    )
 
     @property
     def home(self) -> Path:

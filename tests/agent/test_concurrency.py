@@ -173,3 +173,26 @@ def test_measure_keeps_the_discovery_order_and_the_other_models_when_one_job_fai
     assert failure.stage == "experiment" and failure.kind == "error" and "m1: RuntimeError" in failure.message
     staged = {p.name for p in Path(update["staging_dir"]).iterdir()}
     assert {"m0-roc.png", "m2-shift.png"} <= staged and not any(name.startswith("m1") for name in staged)
+
+
+def test_worker_processes_reach_the_same_evidence_as_threads(settings: ProvenanceSettings) -> None:
+    """PROVENANCE_EXECUTOR=process: the experiment runs in spawned workers (the job, its arguments and the model's
+    evidence cross by pickling) and the run's verdict and numbers equal the thread pool's."""
+
+    async def measured(executor: str) -> list[ModelEvidence]:
+        chosen = settings.model_copy(update={"provenance_executor": executor})
+        async with open_session(chosen, record=False) as session:
+            assert (
+                type(session.context.jobs).__name__
+                == {"thread": "ThreadExecutor", "process": "ProcessExecutor"}[executor]
+            )
+            turn = await session.ask(DEMO_QUESTION, thread_id=f"via-{executor}", mode="no_publish")
+            assert not turn.state.failures, turn.state.failures
+            return turn.state.model_results
+
+    threads, processes = asyncio.run(measured("thread")), asyncio.run(measured("process"))
+    assert [m.verdict for m in processes] == [m.verdict for m in threads] == ["BLOCK"]
+    assert [m.metrics for m in processes] == [m.metrics for m in threads]
+    assert {Path(p).name for m in processes for p in m.plots.values()} == {
+        Path(p).name for m in threads for p in m.plots.values()
+    }

@@ -30,11 +30,26 @@ class SharedBaselineCache(BaselineCache):
         self._guard = threading.Lock()
         self._locks: dict[tuple[str, str], threading.Lock] = {}
 
+    def __reduce__(self) -> tuple[Callable[[], SharedBaselineCache], tuple[()]]:
+        # Sent to a worker process, the cache becomes that process's own (locks and arrays do not cross).
+        return (process_cache, ())
+
     def get_or_compute(self, key: tuple[str, str], compute: Callable[[], np.ndarray]) -> tuple[np.ndarray, bool]:
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
             return super().get_or_compute(key, compute)
+
+
+_PROCESS_CACHE: SharedBaselineCache | None = None
+
+
+def process_cache() -> SharedBaselineCache:
+    """This process's baseline cache (one per experiment worker process)."""
+    global _PROCESS_CACHE
+    if _PROCESS_CACHE is None:
+        _PROCESS_CACHE = SharedBaselineCache()
+    return _PROCESS_CACHE
 
 
 def measure_model(

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 
 import pytest
 
-from tools.experiment.executor import JobCancelled, ThreadExecutor
+from tools.experiment.executor import (
+    JobCancelled,
+    ProcessExecutor,
+    ThreadExecutor,
+    WorkerCrashed,
+    make_executor,
+)
+from tools.experiment.job import SharedBaselineCache, process_cache
 from tools.settings import ProvenanceSettings
 
 
@@ -136,3 +144,82 @@ def test_the_pool_size_comes_from_provenance_workers(monkeypatch: pytest.MonkeyP
     assert ProvenanceSettings().workers >= 1
     with pytest.raises(ValueError):
         ThreadExecutor(0)
+
+
+# ---------------------------------------------------------------------------------------- PROVENANCE_EXECUTOR=process
+# Job functions must be importable by a spawned worker: module level, no closures.
+
+
+def _pid_and_square(value: int) -> tuple[int, int]:
+    return os.getpid(), value * value
+
+
+def _fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def _die() -> None:
+    os._exit(137)  # as the OOM killer would: no exception, no cleanup
+
+
+def _cache_identity(cache: SharedBaselineCache) -> tuple[int, bool]:
+    return os.getpid(), cache is process_cache()
+
+
+def test_process_jobs_run_in_worker_processes_and_keep_their_order() -> None:
+    async def go() -> list[tuple[int, int]]:
+        executor = ProcessExecutor(2)
+        try:
+            return await asyncio.gather(*(executor.run(_pid_and_square, i) for i in range(4)))
+        finally:
+            await executor.aclose()
+
+    results = asyncio.run(go())
+    assert [square for _, square in results] == [0, 1, 4, 9]
+    assert os.getpid() not in {pid for pid, _ in results}
+
+
+def test_a_process_job_exception_reaches_the_caller() -> None:
+    async def go() -> None:
+        executor = ProcessExecutor(1)
+        try:
+            await executor.run(_fail, "bad row")
+        finally:
+            await executor.aclose()
+
+    with pytest.raises(ValueError, match="bad row"):
+        asyncio.run(go())
+
+
+def test_a_dead_worker_is_a_job_failure_and_the_next_job_gets_a_new_pool() -> None:
+    async def go() -> tuple[str, int]:
+        executor = ProcessExecutor(1)
+        try:
+            with pytest.raises(WorkerCrashed, match="worker process died") as crashed:
+                await executor.run(_die)
+            _, square = await executor.run(_pid_and_square, 3)
+            return str(crashed.value), square
+        finally:
+            await executor.aclose()
+
+    message, square = asyncio.run(go())
+    assert "died" in message and square == 9
+
+
+def test_the_baseline_cache_sent_to_a_worker_becomes_that_workers_own() -> None:
+    async def go() -> tuple[int, bool]:
+        executor = ProcessExecutor(1)
+        try:
+            return await executor.run(_cache_identity, SharedBaselineCache())
+        finally:
+            await executor.aclose()
+
+    pid, is_process_cache = asyncio.run(go())
+    assert pid != os.getpid() and is_process_cache
+
+
+def test_the_executor_kind_comes_from_the_settings() -> None:
+    assert isinstance(
+        make_executor(ProvenanceSettings(provenance_executor="process").provenance_executor), ProcessExecutor
+    )
+    assert isinstance(make_executor(ProvenanceSettings().provenance_executor), ThreadExecutor)
