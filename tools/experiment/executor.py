@@ -24,11 +24,12 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Literal, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 R = TypeVar("R")
+P = TypeVar("P", ThreadPoolExecutor, ProcessPoolExecutor)
 ExecutorKind = Literal["thread", "process"]
 
 
@@ -50,26 +51,31 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
-class ThreadExecutor:
-    """A thread pool of `workers` threads, started on first use (so creating one costs nothing)."""
+class _LazyPool(Generic[P]):
+    """A pool of `workers`, started on first use (so creating an executor costs nothing) and again after a close."""
 
     def __init__(self, workers: int | None = None) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, not {workers}")
         self.workers = workers or default_workers()
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: P | None = None
         self._guard = threading.Lock()
 
-    def _get_pool(self) -> ThreadPoolExecutor:
+    def _new_pool(self) -> P:
+        raise NotImplementedError
+
+    def _get_pool(self) -> P:
         with self._guard:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="provenance-experiment")
+                self._pool = self._new_pool()
             return self._pool
 
-    async def run(self, fn: Callable[..., R], /, *args: object) -> R:
-        # The job sees the caller's context variables (e.g. the turn's call sink), as a task would.
-        call = functools.partial(contextvars.copy_context().run, fn, *args)
-        future = self._get_pool().submit(call)
+    def _drop(self, pool: P) -> None:
+        with self._guard:
+            if self._pool is pool:
+                self._pool = None
+
+    async def _await(self, future: Future[R]) -> R:
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
@@ -85,62 +91,47 @@ class ThreadExecutor:
             await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
 
 
+class ThreadExecutor(_LazyPool[ThreadPoolExecutor]):
+    """A thread pool of `workers` threads (the default executor)."""
+
+    def _new_pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(self.workers, thread_name_prefix="provenance-experiment")
+
+    async def run(self, fn: Callable[..., R], /, *args: object) -> R:
+        # The job sees the caller's context variables (e.g. the turn's call sink), as a task would.
+        call = functools.partial(contextvars.copy_context().run, fn, *args)
+        return await self._await(self._get_pool().submit(call))
+
+
 class WorkerCrashed(RuntimeError):
     """A worker process died mid-job (killed, out of memory, a crash in native code)."""
 
 
-class ProcessExecutor:
-    """A pool of `workers` processes (spawned: the parent's threads and sockets are not inherited), started on first
-    use. Opt-in with PROVENANCE_EXECUTOR=process: a CPU-bound job then holds no lock the event loop needs, and
-    models scale with the cores, at the price of a worker start (~2-3 s of imports, once) and of pickling the
-    job's arguments and result. Context variables do not cross into the worker (experiment jobs use none).
+class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
+    """A pool of `workers` processes (spawned: the parent's threads and sockets are not inherited). Opt-in with
+    PROVENANCE_EXECUTOR=process: a CPU-bound job then holds no lock the event loop needs, and models scale with
+    the cores, at the price of a worker start (~2-3 s of imports, once) and of pickling the job's arguments and
+    result. Context variables do not cross into the worker (experiment jobs use none).
 
     A dead worker breaks the pool: the job raises WorkerCrashed (an ordinary exception, so the model is INCOMPLETE
-    with the reason) and the next `run` starts a new pool. Cancellation is as for threads: a queued job never
-    starts, a running one finishes unseen."""
+    with the reason) and the next `run` starts a new pool. Cancellation is as for threads."""
 
-    def __init__(self, workers: int | None = None) -> None:
-        if workers is not None and workers < 1:
-            raise ValueError(f"workers must be at least 1, not {workers}")
-        self.workers = workers or default_workers()
-        self._pool: ProcessPoolExecutor | None = None
-        self._guard = threading.Lock()
-
-    def _get_pool(self) -> ProcessPoolExecutor:
-        with self._guard:
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
-            return self._pool
-
-    def _drop(self, pool: ProcessPoolExecutor) -> None:
-        with self._guard:
-            if self._pool is pool:
-                self._pool = None
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
 
     async def run(self, fn: Callable[..., R], /, *args: object) -> R:
         pool = self._get_pool()
         try:
             future = pool.submit(fn, *args)
-        except BrokenProcessPool:
+        except BrokenProcessPool:  # an earlier job's worker died: start afresh
             self._drop(pool)
             pool = self._get_pool()
             future = pool.submit(fn, *args)
         try:
-            return await asyncio.wrap_future(future)
+            return await self._await(future)
         except BrokenProcessPool as exc:
             self._drop(pool)
             raise WorkerCrashed(f"an experiment worker process died during the job ({exc})") from None
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if future.cancelled() and task is not None and not task.cancelling():
-                raise JobCancelled("the experiment job was cancelled: the executor shut down") from None
-            raise
-
-    async def aclose(self) -> None:
-        with self._guard:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
 
 
 def make_executor(kind: ExecutorKind, workers: int | None = None) -> ExperimentExecutor:
