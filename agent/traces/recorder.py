@@ -81,33 +81,14 @@ def chat_model_label(context: AgentContext) -> str | None:
     return str(getattr(model, "model", "") or type(model).__name__)
 
 
-def _affected(discovery: Any) -> list[AffectedModelRecord]:
-    if not isinstance(discovery, Discovery):
-        return []
-    return [
-        AffectedModelRecord(
-            urn=m.urn,
-            name=m.name,
-            production=m.production,
-            production_evidence=m.production_evidence,
-            tags=m.tags,
-            owners=m.owners,
-            custom_properties=m.custom_properties,
-        )
-        for m in discovery.models
-    ]
+def _affected(discovery: Discovery | None) -> list[AffectedModelRecord]:
+    # The records declare the fields a trace keeps; pydantic reads just those from the discovery's models.
+    models = discovery.models if discovery else []
+    return [AffectedModelRecord.model_validate(m, from_attributes=True) for m in models]
 
 
 def _model_outcome(model: ModelEvidence) -> ModelOutcome:
-    return ModelOutcome(
-        urn=model.urn,
-        name=model.name,
-        verdict=model.verdict,
-        reasons=model.reasons,
-        feature_column=model.feature_column,
-        metrics=model.metrics,
-        binding=model.binding,
-    )
+    return ModelOutcome.model_validate(model, from_attributes=True)
 
 
 def outcome_from_state(settings: ProvenanceSettings, state: AgentState, pending: ApprovalRequest | None) -> TurnOutcome:
