@@ -37,6 +37,7 @@ def _bad_input() -> tuple[type[Exception], ...]:
     from policies.engine import PolicyError
     from tools.catalog.conventions import ConventionsError
     from tools.catalog.lookup import CatalogInputError
+    from tools.changes.schema import ChangeSetError
     from tools.evidence.store import EvidenceError
     from tools.mutations import PlanError
     from tools.registry.mlflow_registry import RegistryError
@@ -44,6 +45,7 @@ def _bad_input() -> tuple[type[Exception], ...]:
     return (
         Refused,
         CatalogInputError,
+        ChangeSetError,
         PlanError,
         PolicyError,
         ConventionsError,
@@ -87,6 +89,8 @@ HANDLERS: dict[str, Handler] = {
     "catalog": LazyCommand("catalog", "_cmd_serve"),
     "lineage": LazyCommand("catalog", "_cmd_lineage"),
     "bind": LazyCommand("bind", "_cmd_bind"),
+    "check": LazyCommand("check", "_cmd_check"),
+    "infer-changes": LazyCommand("infer_changes", "_cmd_infer_changes"),
 }
 
 

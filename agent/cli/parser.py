@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     assess.add_argument("--param", action="append", default=[], metavar="K=V", help="operator parameter (repeat)")
     assess.add_argument("--fraction", type=float, default=1.0, help="share of rows to mutate, in (0, 1]")
     assess.add_argument("--seed", type=int, default=0, help="seed choosing the mutated rows")
-    assess.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v1.yaml)")
+    assess.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v2.yaml)")
     assess.add_argument("--no-publish", action="store_true", help="write evidence only; never touch the catalog")
     assess.add_argument("--json", action="store_true", help="the evidence summary as JSON on stdout")
     ask = commands.add_parser("ask", help="ask a question or propose a change, in plain language")
@@ -87,7 +87,45 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep the replay's evidence in DIR")
     replay.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     _add_bind_parser(commands)
+    _add_check_parser(commands)
+    _add_infer_changes_parser(commands)
     return parser
+
+
+CHECK_EXIT_CODES = (
+    "Exit codes: the combined verdict's, i.e. the worst entry's (BLOCK > INCOMPLETE > WARNING > PASS): PASS 0, "
+    "WARNING 10, BLOCK 20, INCOMPLETE 30 (also for an entry that could not be assessed, and for every unmapped "
+    "entry); 2 the file is invalid (every problem is listed with its line) or --publish has no approval, nothing "
+    "assessed; 1 the catalog cannot be reached, or a requested publication failed."
+)
+
+
+def _add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = commands.add_parser(
+        "check",
+        help="gate a change file (CHANGES.yml): assess every entry like `assess`, one combined verdict",
+        description="Each `changes` entry is assessed like `provenance assess` (its own evidence run); each "
+        "`structural` entry (a dropped or renamed column) gives every production model downstream the policy's "
+        "structural verdict; each `unmapped` entry is INCOMPLETE (review by hand). Nothing is written to the "
+        "catalog unless --publish is given with an approval (`approval: {by: NAME}` in the file, or --approved-by). "
+        + CHECK_EXIT_CODES,
+    )
+    check.add_argument("changes", type=Path, help="the CHANGES.yml file (format: README, 'Gate pull requests')")
+    check.add_argument("--json", action="store_true", help="the check result as JSON on stdout")
+    check.add_argument(
+        "--markdown", type=Path, default=None, metavar="FILE", help="also write the PR summary (Markdown) to FILE"
+    )
+    check.add_argument(
+        "--evidence-url-base",
+        default=None,
+        metavar="URL",
+        help="link evidence in the Markdown as URL/<run_id>/report.md (e.g. a CI artifact) instead of local paths",
+    )
+    check.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v2.yaml)")
+    check.add_argument("--publish", action="store_true", help="write the verdicts to the catalog (needs an approval)")
+    check.add_argument(
+        "--approved-by", default=None, metavar="NAME", help="approve --publish on the command line (else: the file's)"
+    )
 
 
 def _add_bind_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -108,3 +146,60 @@ def _add_bind_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     bind.add_argument("--threshold", type=float, default=None, help="decision threshold in (0, 1), default 0.5")
     bind.add_argument("--yes", action="store_true", help="write without asking")
     bind.add_argument("--check", action="store_true", help="only report whether the existing binding works")
+
+
+NULL_SHARE_DEFAULT = 0.05
+"""tools.changes.sqlmap.DEFAULT_NULL_SHARE, written out: that module loads sqlglot (tests/agent/cli/
+test_infer_changes.py checks the two agree)."""
+
+INFER_CHANGES_EXIT_CODES = (
+    "Exit codes: 0 the file is written (also when some entries are `unmapped`: the file says so and `check` counts "
+    "them INCOMPLETE; also when no SQL file changed: an empty change set); 2 bad input, nothing written (not a git "
+    "repository, an unknown ref, a malformed --dataset, an unknown --dialect, --json with --output -); 1 the "
+    "catalog cannot be reached, or an internal error."
+)
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1:  # also NaN
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return value
+
+
+def _add_infer_changes_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    infer = commands.add_parser(
+        "infer-changes",
+        help="write CHANGES.yml from the SQL models (plain SQL and dbt) changed between two git refs",
+        description="Reads every .sql file changed between --base and --head (dbt Jinja stripped), parses both "
+        "versions with sqlglot and maps each changed output column to an operator: x*c or x/c -> scale; ROUND(x, n) "
+        "or CAST(x AS INT) -> round; x+c -> shift; LEAST/GREATEST -> clip; COALESCE(x, c) added -> constant, "
+        "removed -> null_inject; a changed CASE mapping -> category_remap. A dropped or renamed column is a "
+        "structural entry; anything else (and a file sqlglot cannot parse) is `unmapped`, for review by hand. "
+        "A model's dataset is searched in the catalog by its table name (a dbt config(alias=...), else the "
+        "CREATE TABLE/VIEW or INSERT INTO name, else the file name, as dbt names a model). " + INFER_CHANGES_EXIT_CODES,
+    )
+    infer.add_argument("paths", nargs="*", metavar="PATH", help="only files under these paths (relative to --repo)")
+    infer.add_argument("--base", required=True, metavar="REF", help="the git ref the change starts from, e.g. main")
+    infer.add_argument("--head", default="HEAD", metavar="REF", help="the git ref with the change (default: HEAD)")
+    infer.add_argument("--repo", default=".", metavar="DIR", help="the git checkout (default: the current folder)")
+    infer.add_argument(
+        "--output", default="CHANGES.yml", metavar="FILE", help="where to write the change file; - for stdout"
+    )
+    infer.add_argument("--json", action="store_true", help="also print the change set as JSON on stdout")
+    infer.add_argument("--platform", default=None, help="search the models' datasets on this platform only")
+    infer.add_argument(
+        "--name-prefix", default=None, metavar="DB.SCHEMA", help="the datasets' qualified names start with this"
+    )
+    infer.add_argument(
+        "--dataset", action="append", default=[], metavar="NAME=URN", help="the dataset of a model (table or file)"
+    )
+    infer.add_argument(
+        "--null-share",
+        type=_share,
+        default=None,
+        metavar="F",
+        help=f"share of rows a COALESCE added/removed touches, in (0, 1] (default: {NULL_SHARE_DEFAULT}, a stated "
+        "assumption, not a measured null share)",
+    )
+    infer.add_argument("--dialect", default=None, help="sqlglot dialect of the SQL, e.g. postgres, snowflake")

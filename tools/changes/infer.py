@@ -1,0 +1,177 @@
+"""From a git diff of SQL models to a ChangeSet: read both versions of each changed file (Jinja stripped), diff
+their output columns (sqlmap.py), ask the resolver which dataset each model builds, and write every finding as a
+proposed change, a structural change or an unmapped entry. Nothing is left out: a file that cannot be parsed, a
+column no operator fits and a model whose dataset cannot be found all become `unmapped` entries saying why."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from tools.catalog.lookup import closest
+from tools.changes.gitdiff import ChangedFile, changed_sql_files
+from tools.changes.jinja import strip_jinja
+from tools.changes.resolve import Resolution, Resolver
+from tools.changes.schema import ChangeSet, ProposedChange, SourceRef, StructuralChange, UnmappedChange
+from tools.changes.sqlmap import Finding, NullShare, diff_models
+from tools.changes.sqlmodel import SqlModel, SqlParseError, parse_model
+
+WHOLE_FILE = "*"
+"""The `column` of an unmapped entry about a whole file (it could not be parsed)."""
+
+
+@dataclass(frozen=True)
+class ModelChanges:
+    """One changed SQL file: the table it builds (as the catalog knows it: the base version's), what changed."""
+
+    file: str
+    status: str
+    table: str
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None
+    """Why a version could not be parsed; the file is then reviewed by hand."""
+    error_line: int = 1
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Inference:
+    change_set: ChangeSet
+    files: list[ModelChanges]
+    unresolved: dict[str, str]
+    """Table name -> why its dataset was not found (and how to fix it)."""
+
+
+def _version(text: str, path: str, dialect: str | None) -> tuple[SqlModel, str]:
+    """The parsed model and the table it builds: a dbt `config(alias=...)`, else CREATE/INSERT's table, else the
+    file's stem (dbt names a model's table after its file)."""
+    stripped = strip_jinja(text)
+    model = parse_model(stripped.sql, dialect)
+    return model, stripped.alias or model.table or PurePosixPath(path).stem
+
+
+def analyse_file(
+    changed: ChangedFile, *, dialect: str | None = None, null_share: NullShare | None = None
+) -> ModelChanges:
+    stem = PurePosixPath(changed.old_path).stem
+    if changed.base_text is None:  # a new model: no existing column changes, nothing downstream reads it yet
+        return ModelChanges(changed.path, changed.status, PurePosixPath(changed.path).stem)
+    try:
+        base, table = _version(changed.base_text, changed.old_path, dialect)
+    except SqlParseError as exc:
+        error = f"sqlglot cannot parse the base version of {changed.old_path}: {exc}"
+        return ModelChanges(changed.path, changed.status, stem, error=error, error_line=exc.line)
+    if changed.head_text is None:
+        note = "the file is deleted: every column of the model is gone"
+        return ModelChanges(changed.path, changed.status, table, diff_models(base, None, null_share), note=note)
+    try:
+        head, head_table = _version(changed.head_text, changed.path, dialect)
+    except SqlParseError as exc:
+        error = f"sqlglot cannot parse the head version of {changed.path}: {exc}"
+        return ModelChanges(changed.path, changed.status, table, error=error, error_line=exc.line)
+    if head_table.lower() != table.lower():
+        note = f"the model now builds {head_table} instead of {table}: every column of {table} is gone"
+        return ModelChanges(changed.path, changed.status, table, diff_models(base, None, null_share), note=note)
+    return ModelChanges(changed.path, changed.status, table, diff_models(base, head, null_share))
+
+
+def analyse(
+    repo: Path,
+    base: str,
+    head: str,
+    paths: list[str] | None = None,
+    *,
+    dialect: str | None = None,
+    null_share: NullShare | None = None,
+) -> list[ModelChanges]:
+    """Every SQL file changed from `base` to `head`, analysed; raises GitInputError for a bad repository or ref."""
+    return [
+        analyse_file(changed, dialect=dialect, null_share=null_share)
+        for changed in changed_sql_files(repo, base, head, paths)
+    ]
+
+
+def _field(column: str, resolution: Resolution) -> tuple[str, str | None]:
+    """(the catalog's spelling of the column, or why the catalog's schema does not have it)."""
+    if resolution.fields is None:
+        return column, None
+    for candidate in resolution.fields:
+        if candidate.lower() == column.lower():
+            return candidate, None
+    near = ", ".join(closest(column, list(resolution.fields))) or "none"
+    return column, f"the catalog's schema of {resolution.urn} has no field {column!r} (closest: {near})"
+
+
+def _proposal(finding: Finding) -> str:
+    if finding.mapping is not None:
+        return f"proposed {finding.mapping.op} {json.dumps(finding.mapping.params)} on {finding.column}"
+    if finding.kind == "renamed":
+        return f"{finding.column} renamed to {finding.renamed_to}"
+    return f"{finding.column} {finding.kind}" + (f" ({finding.reason})" if finding.reason else "")
+
+
+def _entry(
+    model: ModelChanges, finding: Finding, resolution: Resolution
+) -> ProposedChange | StructuralChange | UnmappedChange:
+    name, missing = _field(finding.column, resolution)
+    source = SourceRef(file=model.file, line=max(finding.line, 1), column=finding.column)
+    problem = missing or (None if resolution.urn else f"dataset of model {model.table!r} unknown: {resolution.reason}")
+    if problem is not None or finding.kind == "unmapped" or resolution.urn is None:
+        reason = finding.reason if finding.kind == "unmapped" else _proposal(finding)
+        reason = f"{reason}; {problem}" if problem else f"{reason}; not mappable, review by hand"
+        return UnmappedChange(
+            file=model.file, line=source.line, column=finding.column, dataset=resolution.urn, reason=reason
+        )
+    if finding.mapping is not None:
+        mapping = finding.mapping
+        return ProposedChange(
+            dataset=resolution.urn,
+            field=name,
+            op=mapping.op,
+            params=mapping.params,
+            fraction=mapping.fraction,
+            note=mapping.note,
+            source=source,
+            confidence=mapping.confidence,
+        )
+    where = f"line {finding.line} of the base version" if finding.kind == "dropped" else f"now line {finding.line}"
+    note = f"column {finding.column} {finding.kind} in {model.file} ({where})" + (
+        f"; {model.note}" if model.note else ""
+    )
+    kind: Literal["dropped", "renamed"] = "renamed" if finding.kind == "renamed" else "dropped"
+    return StructuralChange(
+        dataset=resolution.urn, field=name, change=kind, renamed_to=finding.renamed_to, source=source, note=note
+    )
+
+
+async def build_change_set(models: list[ModelChanges], resolve: Resolver) -> Inference:
+    """The ChangeSet of the analysed files, each model's dataset asked of `resolve` (only for models with findings)."""
+    changes: list[ProposedChange] = []
+    structural: list[StructuralChange] = []
+    unmapped: list[UnmappedChange] = []
+    unresolved: dict[str, str] = {}
+    for model in models:
+        if not model.findings and model.error is None:
+            continue
+        resolution = await resolve(model.table, model.file)
+        if resolution.urn is None:
+            unresolved[model.table] = resolution.reason
+        if model.error is not None:
+            reason = f"{model.error}; not mappable, review by hand"
+            unmapped.append(
+                UnmappedChange(
+                    file=model.file, line=model.error_line, column=WHOLE_FILE, dataset=resolution.urn, reason=reason
+                )
+            )
+        for finding in model.findings:
+            entry = _entry(model, finding, resolution)
+            if isinstance(entry, ProposedChange):
+                changes.append(entry)
+            elif isinstance(entry, StructuralChange):
+                structural.append(entry)
+            else:
+                unmapped.append(entry)
+    change_set = ChangeSet(changes=changes, structural=structural, unmapped=unmapped)
+    return Inference(change_set=change_set, files=models, unresolved=unresolved)

@@ -1,0 +1,181 @@
+"""What `provenance check` reports: one verdict per CHANGES.yml entry (per model, with the key numbers), the
+combined verdict and where the evidence is. The `--json` output and the input of the Markdown summary.
+
+The key numbers are read from the evidence defensively: a binary classifier has a flip rate and an AUC, other
+tasks carry their own primary metric (MAE, accuracy) and may have neither; whatever is None stays None.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from policies.engine import Reason, Verdict, overall_verdict
+from tools.changes.schema import Approval, ParamValue, SourceRef
+from tools.evidence.schema import ModelEvidence
+
+EntryKind = Literal["change", "structural", "unmapped"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Interval(_Frozen):
+    value: float
+    low: float | None = None
+    high: float | None = None
+
+
+class MetricChange(_Frozen):
+    """A performance metric before and after the change; delta = after - before, with its confidence interval."""
+
+    name: str  # "AUC", "MAE", "accuracy"
+    before: float | None = None
+    after: float | None = None
+    delta: float | None = None
+    delta_ci_low: float | None = None
+    delta_ci_high: float | None = None
+    p_value: float | None = None
+
+
+class ModelOutcome(_Frozen):
+    urn: str
+    name: str
+    verdict: Verdict
+    reasons: list[str]
+    task: str | None = None  # binary, multiclass, regression; None when nothing was measured
+    flip_rate: Interval | None = None
+    performance: MetricChange | None = None
+    failures: int | None = None
+    failure_rate: float | None = None
+    rows: int | None = None
+
+
+class EntryResult(_Frozen):
+    """One CHANGES.yml entry: a proposed change (assessed), a structural change (judged by lineage) or an
+    unmapped one (not judged: INCOMPLETE, review by hand)."""
+
+    kind: EntryKind
+    index: int  # position within its section of the file
+    dataset: str | None
+    field: str
+    op: str | None = None
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    fraction: float | None = None
+    seed: int | None = None
+    change: Literal["dropped", "renamed"] | None = None
+    renamed_to: str | None = None
+    note: str = ""
+    source: SourceRef | None = None
+    confidence: str | None = None
+    verdict: Verdict
+    reasons: list[str]
+    models: list[ModelOutcome] = Field(default_factory=list)
+    not_tested: list[str] = Field(default_factory=list)  # reached models that are not in production, and why
+    coverage_complete: bool | None = None
+    run_id: str | None = None
+    evidence_dir: str | None = None
+    report: str | None = None
+    publication: str | None = None  # the run's publication status after the check
+
+    @property
+    def label(self) -> str:
+        """A short name for the entry, e.g. `payments.public.transactions.amount: scale(factor=100)`."""
+        where = f"{dataset_name(self.dataset)}.{self.field}" if self.dataset else self.field
+        if self.kind == "change":
+            params = ", ".join(f"{k}={v}" for k, v in self.params.items())
+            share = f" on {self.fraction * 100:g}% of rows" if self.fraction not in (None, 1.0) else ""
+            return f"{where}: {self.op}({params}){share}"
+        if self.kind == "structural":
+            renamed = f" to {self.renamed_to}" if self.renamed_to else ""
+            return f"{where}: column {self.change}{renamed}"
+        at = f" ({self.source.file}:{self.source.line})" if self.source else ""
+        return f"{where}{at}: not mappable"
+
+
+class PolicyRef(_Frozen):
+    name: str
+    version: int
+    sha256: str
+
+
+class CheckResult(_Frozen):
+    file: str
+    verdict: Verdict
+    exit_code: int
+    entries: list[EntryResult]
+    policy: PolicyRef
+    provenance_version: str
+    approval: Approval | None = None  # the approval used for --publish (file or command line); None otherwise
+    published: bool = False
+
+
+def combined_verdict(entries: list[EntryResult]) -> Verdict:
+    """The worst entry's verdict (BLOCK > INCOMPLETE > WARNING > PASS); an empty file is PASS: nothing changes."""
+    return overall_verdict([e.verdict for e in entries])
+
+
+def dataset_name(urn: str | None) -> str:
+    """`urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)` -> the middle part."""
+    if urn is None:
+        return "?"
+    parts = urn.split(",")
+    return parts[1] if len(parts) >= 3 else urn
+
+
+def outcome_of(model: ModelEvidence) -> ModelOutcome:
+    """The key numbers of one model's evidence, whatever its task."""
+    m = model.metrics
+    base = ModelOutcome(
+        urn=model.urn, name=model.name, verdict=model.verdict, reasons=[r.message for r in _worst_first(model)]
+    )
+    if m is None:
+        return base
+    flip = None
+    if m.flip_rate is not None:
+        flip = Interval(value=m.flip_rate, low=m.flip_rate_ci_low, high=m.flip_rate_ci_high)
+    return base.model_copy(
+        update={
+            "task": getattr(m, "task", "binary"),
+            "flip_rate": flip,
+            "performance": _performance(m),
+            "failures": m.failures,
+            "failure_rate": m.failure_rate,
+            "rows": m.n,
+        }
+    )
+
+
+def _worst_first(model: ModelEvidence) -> list[Reason]:
+    """The reasons that set the verdict; all of them when none did (a PASS lists why nothing fired)."""
+    top = [r for r in model.reasons if r.severity == model.verdict]
+    return top or list(model.reasons)
+
+
+def _performance(m: object) -> MetricChange | None:
+    """AUC for a binary classifier; otherwise the task's own metric (MAE for regression, accuracy for
+    multiclass) when the metrics carry one."""
+    if getattr(m, "auc_baseline", None) is not None:
+        return MetricChange(
+            name="AUC",
+            before=getattr(m, "auc_baseline", None),
+            after=getattr(m, "auc_mutated", None),
+            delta=getattr(m, "auc_delta", None),
+            delta_ci_low=getattr(m, "auc_delta_ci_low", None),
+            delta_ci_high=getattr(m, "auc_delta_ci_high", None),
+            p_value=getattr(m, "auc_p_value", None),
+        )
+    for attr, name, prefix in (("regression", "MAE", "mae"), ("multiclass", "accuracy", "accuracy")):
+        task = getattr(m, attr, None)
+        if task is not None:
+            return MetricChange(
+                name=name,
+                before=getattr(task, f"{prefix}_baseline", None),
+                after=getattr(task, f"{prefix}_mutated", None),
+                delta=getattr(task, f"{prefix}_delta", None),
+                delta_ci_low=getattr(task, f"{prefix}_delta_ci_low", None),
+                delta_ci_high=getattr(task, f"{prefix}_delta_ci_high", None),
+            )
+    return None
