@@ -52,7 +52,9 @@ STATE_TYPES: list[tuple[str, str]] = [
     ("tools.evidence.schema", "StageFailure"),
     ("policies.metrics", "ModelMetrics"),
     ("tools.experiment.metrics", "ModelMetrics"),  # checkpoints written before the type moved to policies
-    ("policies.engine", "Reason"),
+    ("policies.verdicts", "Reason"),
+    ("policies.verdicts", "Verdict"),
+    ("policies.engine", "Reason"),  # checkpoints written before the types moved to policies/verdicts.py
     ("policies.engine", "Verdict"),
 ]
 

@@ -41,7 +41,8 @@ def make_measure(ctx: AgentContext) -> Node:
         staging.mkdir(parents=True, exist_ok=True)
         models = state.discovery.production_models
         # Off the event loop (other conversations keep going), all models at once up to the pool size.
-        jobs = [ctx.jobs.run(measure_model, model, mutation, base_dir, staging, _BASELINES) for model in models]
+        policy = ctx.policy.policy  # how to measure (tolerance, segments); the verdict is `judge`'s
+        jobs = [ctx.jobs.run(measure_model, model, mutation, base_dir, staging, _BASELINES, policy) for model in models]
         outcomes = await asyncio.gather(*jobs, return_exceptions=True)  # in the discovery's order
         results: list[ModelEvidence] = []
         failures = list(state.failures)

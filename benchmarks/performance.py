@@ -5,7 +5,10 @@
 Runs, each in its own process so one's memory and threads do not colour the next: bench_concurrency.py (single
 turn vs 20 concurrent turns, a catalog question during 20 assessments), bench_fanout.py (1 vs 4 affected models,
 sequential vs parallel), bench_cli.py (--help, a refusal, an assessment cold and with a running catalog) and
-bench_sampling.py (sampled vs full experiment on a 10M-row Parquet file; `--quick` skips the full 10M run).
+bench_sampling.py (sampled vs full experiment on a 10M-row Parquet file; `--quick` skips the full 10M run) and
+bench_tasks.py (issue 15: the experiment vs the raw-inference floor for a regressor and a multiclass classifier at
+100k and 1M rows, and the task metrics with and without 20 segment columns on 1M rows) and bench_plots.py (the
+evidence plots of each task on 1M rows, CPU time against the 0.5 s target).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ def main() -> None:
         ("Affected models in parallel", ["bench_fanout.py"]),
         ("CLI wall time", ["bench_cli.py"]),
         ("Sampling a 10M-row evaluation file", ["bench_sampling.py", *([] if args.quick else ["--full-big"])]),
+        ("Regression and multiclass experiments", ["bench_tasks.py", *(["--repeats", "1"] if args.quick else [])]),
+        ("Evidence plots on 1M rows", ["bench_plots.py", *(["--repeats", "1"] if args.quick else [])]),
     ]
     for title, argv in runs:
         print(f"\n## {title}  ({' '.join(argv)})\n", flush=True)

@@ -1,39 +1,68 @@
 """The policy engine: measured metrics + a versioned threshold file -> verdict and reasons (DESIGN §6).
 
 Pure and LLM-free. ``evaluate`` is a function of its two arguments only; every rule adds a ``Reason`` (PASS
-reasons included, so a report can show why nothing fired) and the verdict is the most severe reason.
+reasons included, so a report can show why nothing fired) and the verdict is the most severe reason. The rules of
+each task live in their own module (rules_binary, rules_multiclass, rules_regression, segment_rule); this module
+holds the policy model, the dispatch on ``metrics.task`` and the loader.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from policies.metrics import ModelMetrics
+from policies.metrics import ModelMetrics, Task
+from policies.rules_binary import binary_reasons, binary_sample_reasons
+from policies.rules_common import failure_reason
+from policies.rules_multiclass import multiclass_reasons, multiclass_sample_reasons
+from policies.rules_regression import regression_reasons, regression_sample_reasons
+from policies.sections import (
+    AucDropRule,
+    Band,
+    FailureRule,
+    MulticlassRules,
+    RegressionRules,
+    SegmentRule,
+    ShareBand,
+    SignificantDropRule,
+    SignificantIncreaseRule,
+)
+from policies.segment_rule import segment_reasons
+from policies.verdicts import Decision, Reason, Verdict, incomplete, overall_verdict
 
-DEFAULT_POLICY_PATH = Path(__file__).with_name("default-v1.yaml")
+DEFAULT_POLICY_PATH = Path(__file__).with_name("default-v2.yaml")
+V1_POLICY_PATH = Path(__file__).with_name("default-v1.yaml")
 
-
-class Verdict(StrEnum):
-    PASS = "PASS"
-    WARNING = "WARNING"
-    BLOCK = "BLOCK"
-    INCOMPLETE = "INCOMPLETE"
-
-    @property
-    def severity(self) -> int:
-        """BLOCK > INCOMPLETE > WARNING > PASS: an unmeasured model outranks a measured warning."""
-        return _SEVERITY[self]
-
-
-_SEVERITY = {Verdict.PASS: 0, Verdict.WARNING: 1, Verdict.INCOMPLETE: 2, Verdict.BLOCK: 3}
+__all__ = [  # the names other packages import from here; the models themselves live in small modules
+    "DEFAULT_POLICY_PATH",
+    "V1_POLICY_PATH",
+    "AucDropRule",
+    "Band",
+    "Decision",
+    "FailureRule",
+    "LoadedPolicy",
+    "MulticlassRules",
+    "Policy",
+    "PolicyError",
+    "Reason",
+    "RegressionRules",
+    "SegmentRule",
+    "ShareBand",
+    "SignificantDropRule",
+    "SignificantIncreaseRule",
+    "StructuralRule",
+    "Verdict",
+    "evaluate",
+    "incomplete",
+    "load_policy",
+    "overall_verdict",
+    "structural_reason",
+]
 
 
 class PolicyError(ValueError):
@@ -44,30 +73,25 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class Band(_Frozen):
-    """WARNING at value >= warning, BLOCK at value >= block."""
+class StructuralRule(_Frozen):
+    """The verdict for a production model whose input column is dropped or renamed: no metric can be measured
+    (the model cannot be scored without its input), so the rule is a verdict, not a threshold. Never PASS: a
+    model losing an input is at least worth a look."""
 
-    warning: float = Field(gt=0)
-    block: float = Field(gt=0)
+    dropped: Verdict = Verdict.BLOCK
+    renamed: Verdict = Verdict.BLOCK
 
     @model_validator(mode="after")
-    def _ordered(self) -> Band:
-        if self.warning > self.block:
-            raise ValueError(f"warning ({self.warning}) must be <= block ({self.block})")
+    def _not_pass(self) -> StructuralRule:
+        if Verdict.PASS in (self.dropped, self.renamed):
+            raise ValueError("a dropped or renamed input cannot PASS; use WARNING, INCOMPLETE or BLOCK")
         return self
 
 
-class FailureRule(_Frozen):
-    warning_count: int = Field(ge=1)
-    block_rate: float = Field(gt=0, le=1)
-
-
-class AucDropRule(Band):
-    alpha: float = Field(gt=0, lt=1)
-    block: float = Field(gt=0, le=1)
-
-
 class Policy(_Frozen):
+    """A policy file. The top-level thresholds are v1's and judge binary classifiers; the optional task sections
+    (v2) judge multiclass classifiers and regressors, and the segment rule applies to every task it can."""
+
     name: str = Field(min_length=1)
     version: int = Field(ge=1)
     description: str = ""
@@ -76,8 +100,12 @@ class Policy(_Frozen):
     min_negatives: int = Field(ge=2)
     flip_rate: Band
     score_psi: Band
-    inference_failures: FailureRule
+    inference_failures: FailureRule  # every task
     auc_drop: AucDropRule
+    structural: StructuralRule = StructuralRule()  # optional in the file: BLOCK for both when absent
+    multiclass: MulticlassRules | None = None  # None (v1): a multiclass model is INCOMPLETE
+    regression: RegressionRules | None = None  # None (v1): a regressor is INCOMPLETE
+    segments: SegmentRule | None = None  # None (v1): segments are not judged
 
     @model_validator(mode="after")
     def _consistent(self) -> Policy:
@@ -87,6 +115,25 @@ class Policy(_Frozen):
             raise ValueError("min_rows must be >= min_positives + min_negatives")
         return self
 
+    def judges(self, task: Task) -> bool:
+        """Whether this policy has rules for the task (v1 judges binary classifiers only)."""
+        return task == "binary" or (self.multiclass if task == "multiclass" else self.regression) is not None
+
+    def segment_bands(self, task: Task) -> tuple[float, float] | None:
+        """(warning, block) of the segment metric: the flip-rate band for classifiers, the moved-share band for
+        regressors. None when the policy has no segment rule or no rules for the task: pass no segments then."""
+        bands: dict[str, Band | None] = {
+            "binary": self.flip_rate,
+            "multiclass": None if self.multiclass is None else self.multiclass.flip_rate,
+            "regression": None if self.regression is None else self.regression.moved_share,
+        }
+        band = bands[task]
+        return None if self.segments is None or band is None else (band.warning, band.block)
+
+    def regression_tolerance_fraction(self) -> float | None:
+        """A regressor's prediction "moved" when |mutated - baseline| > this x std of the baseline predictions."""
+        return None if self.regression is None else self.regression.tolerance_fraction
+
 
 class LoadedPolicy(_Frozen):
     policy: Policy
@@ -94,145 +141,48 @@ class LoadedPolicy(_Frozen):
     path: Path
 
 
-class Reason(_Frozen):
-    code: str  # e.g. "flip_rate_block"
-    severity: Verdict
-    message: str  # human-readable, with the measured number and the threshold
-    metric: str | None = None
-    value: float | None = None
-    threshold: float | None = None
-
-
-class Decision(_Frozen):
-    verdict: Verdict
-    reasons: tuple[Reason, ...]
-
-    @classmethod
-    def from_reasons(cls, reasons: Iterable[Reason]) -> Decision:
-        reasons = tuple(reasons)
-        return cls(verdict=overall_verdict([r.severity for r in reasons]), reasons=reasons)
-
-
-def overall_verdict(decisions: Sequence[Verdict]) -> Verdict:
-    """Most severe verdict; an empty sequence is PASS (the caller says no production model depends on it)."""
-    return max(decisions, key=lambda v: v.severity, default=Verdict.PASS)
-
-
-def incomplete(code: str, message: str) -> Decision:
-    """INCOMPLETE for a problem decided before any metric exists (missing binding, hash mismatch, ...)."""
-    return Decision.from_reasons([Reason(code=code, severity=Verdict.INCOMPLETE, message=message)])
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:.3g}%"
-
-
-def _band_reason(metric: str, label: str, value: float, band: Band, *, percent: bool, detail: str = "") -> Reason:
-    if value >= band.block:
-        level, threshold, cmp = Verdict.BLOCK, band.block, ">="
-    elif value >= band.warning:
-        level, threshold, cmp = Verdict.WARNING, band.warning, ">="
-    else:
-        level, threshold, cmp = Verdict.PASS, band.warning, "<"
-    shown, limit = (f"{value:.1%}", _pct(threshold)) if percent else (f"{value:.3f}", f"{threshold:g}")
-    name = "warning" if level is not Verdict.BLOCK else "block"
-    message = f"{label} {shown}{detail} {cmp} {limit} {name} threshold"
+def structural_reason(change: str, field: str, policy: Policy) -> Reason:
+    """The policy's verdict for a model whose input `field` is `change` ("dropped" or "renamed")."""
+    level = policy.structural.renamed if change == "renamed" else policy.structural.dropped
     return Reason(
-        code=f"{metric}_{level.lower()}",
+        code=f"structural_{change}_{level.lower()}",
         severity=level,
-        message=message,
-        metric=metric,
-        value=value,
-        threshold=threshold,
+        message=f"input column {field} is {change}: the model cannot be scored without it "
+        f"(policy structural.{change}: {level})",
     )
 
 
-def _failure_reason(m: ModelMetrics, rule: FailureRule) -> Reason:
-    counted = f"{m.failures} of {m.n} rows ({_pct(m.failure_rate)}) failed inference"
-    if m.failure_rate >= rule.block_rate:
-        level, threshold, text = Verdict.BLOCK, rule.block_rate, f">= {_pct(rule.block_rate)} block threshold"
-    elif m.failures >= rule.warning_count:
-        level, threshold, text = Verdict.WARNING, float(rule.warning_count), f"(warning from {rule.warning_count})"
-    else:
-        level, threshold, text = Verdict.PASS, float(rule.warning_count), f"(warning from {rule.warning_count})"
+def _no_rules(task: str, policy: Policy) -> Reason:
     return Reason(
-        code=f"inference_failures_{level.lower()}",
-        severity=level,
-        message=f"{counted} {text}",
-        metric="failure_rate",
-        value=m.failure_rate,
-        threshold=threshold,
-    )
-
-
-def _sample_reasons(m: ModelMetrics, p: Policy) -> list[Reason]:
-    checks = [
-        ("rows", m.n, p.min_rows),
-        ("positives", m.positives, p.min_positives),
-        ("negatives", m.negatives, p.min_negatives),
-    ]
-    return [
-        Reason(
-            code=f"min_{what}_incomplete",
-            severity=Verdict.INCOMPLETE,
-            metric=what,
-            value=float(have),
-            threshold=float(need),
-            message=f"only {have} evaluation {what}; the policy needs at least {need} to judge this model",
-        )
-        for what, have, need in checks
-        if have < need
-    ]
-
-
-def _auc_reason(m: ModelMetrics, rule: AucDropRule) -> Reason:
-    if m.auc_baseline is None or m.auc_mutated is None or m.auc_delta is None or m.auc_p_value is None:
-        return Reason(
-            code="auc_unavailable",
-            severity=Verdict.INCOMPLETE,
-            metric="auc_drop",
-            message=f"ROC AUC could not be computed on the {m.n_scored} successfully scored rows "
-            "(needs at least 2 positives and 2 negatives among them)",
-        )
-    drop, p = -m.auc_delta, m.auc_p_value  # the thresholds are on the drop (baseline - mutated)
-    # The message speaks of one quantity only, the change (mutated - baseline), so the delta and both CI bounds
-    # carry the same sign convention: a drop reads "change -0.1727, 95% CI -0.1854 to -0.1601".
-    ci = f"{_pct(m.confidence)} CI {m.auc_delta_ci_low:+.4f} to {m.auc_delta_ci_high:+.4f}"
-    change = f"change {m.auc_delta:+.4f}, {ci}, DeLong p = {p:.3g}"
-    facts = f"AUC {m.auc_baseline:.4f} -> {m.auc_mutated:.4f} ({change})"
-    significant = p < rule.alpha
-    if significant and drop >= rule.block:
-        level, threshold, why = Verdict.BLOCK, rule.block, f"significant, drop >= {rule.block:g} block"
-    elif significant and drop >= rule.warning:
-        level, threshold, why = Verdict.WARNING, rule.warning, f"significant, drop >= {rule.warning:g} warning"
-    elif not significant:
-        level, threshold, why = Verdict.PASS, rule.warning, f"not significant (p >= alpha {rule.alpha:g})"
-    else:
-        level, threshold, why = Verdict.PASS, rule.warning, f"a drop below the {rule.warning:g} practical minimum"
-    return Reason(
-        code=f"auc_drop_{level.lower()}",
-        severity=level,
-        message=f"{facts}: {why}",
-        metric="auc_drop",
-        value=drop,
-        threshold=threshold,
+        code=f"{task}_not_judged",
+        severity=Verdict.INCOMPLETE,
+        metric=task,
+        message=f"policy {policy.name} v{policy.version} has no {task} rules (it judges binary classifiers only); "
+        f"judge this {task} model with policies/default-v2.yaml or a policy with a `{task}:` section",
     )
 
 
 def evaluate(metrics: ModelMetrics, policy: Policy) -> Decision:
-    """Judge one model's metrics. Pure: the same inputs always give the same decision."""
-    reasons = [_failure_reason(metrics, policy.inference_failures)]
-    too_small = _sample_reasons(metrics, policy)
-    if too_small:  # flips, PSI and AUC on too small a sample would be noise; say so instead of judging
-        return Decision.from_reasons(reasons + too_small)
+    """Judge one model's metrics by its task's rules. Pure: the same inputs always give the same decision."""
     m = metrics
-    if m.flip_rate is not None:
-        ci = f" ({_pct(m.confidence)} CI {m.flip_rate_ci_low:.1%}-{m.flip_rate_ci_high:.1%}, {m.flips} of {m.n_scored})"
-        reasons.append(_band_reason("flip_rate", "flip rate", m.flip_rate, policy.flip_rate, percent=True, detail=ci))
-    if m.psi is not None:
-        reasons.append(_band_reason("score_psi", "score PSI", m.psi, policy.score_psi, percent=False))
-    reasons.append(_auc_reason(m, policy.auc_drop))
-    return Decision.from_reasons(reasons)
+    reasons = [failure_reason(m, policy.inference_failures)]  # a crash is a fact, judged whatever the sample size
+    if m.task == "binary":
+        too_small = binary_sample_reasons(m, policy)
+        judged = [] if too_small else binary_reasons(m, policy)
+    elif m.task == "multiclass":
+        if policy.multiclass is None:
+            return Decision.from_reasons([*reasons, _no_rules("multiclass", policy)])
+        too_small = multiclass_sample_reasons(m, policy.multiclass)
+        judged = [] if too_small else multiclass_reasons(m, policy.multiclass)
+    else:
+        if policy.regression is None:
+            return Decision.from_reasons([*reasons, _no_rules("regression", policy)])
+        too_small = regression_sample_reasons(m, policy.regression)
+        judged = [] if too_small else regression_reasons(m, policy.regression)
+    if too_small:  # the statistics on too small a sample would be noise; say so instead of judging
+        return Decision.from_reasons(reasons + too_small)
+    segments = segment_reasons(m, policy.segments, policy.segment_bands(m.task))
+    return Decision.from_reasons(reasons + judged + segments)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -258,7 +208,7 @@ def _readable(exc: ValidationError) -> str:
 
 
 def load_policy(path: Path | None = None) -> LoadedPolicy:
-    """Load and validate a policy file (default: the packaged default-v1.yaml); sha256 over its bytes."""
+    """Load and validate a policy file (default: the packaged default-v2.yaml); sha256 over its bytes."""
     target = Path(path) if path is not None else DEFAULT_POLICY_PATH
     try:
         raw = target.read_bytes()

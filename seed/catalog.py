@@ -1,21 +1,20 @@
-"""The demo catalog: Kafka topic → Postgres table → Feast features → three MLflow models, as UPSERT MCPs.
+"""The demo catalog: Kafka topic → Postgres table → Feast features → four MLflow models, as UPSERT MCPs.
 
 Declarative and idempotent: `demo_catalog_mcps` returns the same list on every call (no clocks, no random
 ids), so emitting it again — to a real DataHub through the REST emitter or into a DataHub Lite file with
 `write_to_lite` — changes nothing. The URN constants below are the names the rest of Provenance, the tests and
 the README use for the demo entities.
 
-The graph is built so that a change to `payments.public.transactions.amount` reaches exactly one production
-model (`fraud_detector`, through the renamed feature `txn_amount`); `merchant_risk_scorer` is a production
-control that never uses the amount, and `fraud_detector_challenger` uses it but is not in production.
+The graph is built so that a change to `payments.public.transactions.amount` reaches exactly two production
+models through the renamed feature `txn_amount`, of two tasks: `fraud_detector` (a binary classifier) and
+`review_time_estimator` (a regressor of the manual review time); `merchant_risk_scorer` is a production control
+that never uses the amount, and `fraud_detector_challenger` uses it but is not in production.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final
@@ -34,6 +33,13 @@ from datahub.metadata.urns import (
     TagUrn,
 )
 
+# Re-exported: the binding keys and ModelBinding are part of the demo catalog's vocabulary.
+from seed.binding import ARTIFACT_SHA256_KEY as ARTIFACT_SHA256_KEY
+from seed.binding import ARTIFACT_URI_KEY as ARTIFACT_URI_KEY
+from seed.binding import EVAL_DATA_URI_KEY as EVAL_DATA_URI_KEY
+from seed.binding import LABEL_COLUMN_KEY as LABEL_COLUMN_KEY
+from seed.binding import TASK_KEY as TASK_KEY
+from seed.binding import ModelBinding
 from seed.catalog_builders import (
     Column,
     ColumnKind,
@@ -82,9 +88,11 @@ FEATURE_NAMES: Final = tuple(feature[0] for feature in _FEATURES)
 
 MODEL_GROUP_URN: Final = str(MlModelGroupUrn("mlflow", "fraud_detector", "PROD"))
 CONTROL_MODEL_GROUP_URN: Final = str(MlModelGroupUrn("mlflow", "merchant_risk", "PROD"))
+REVIEW_MODEL_GROUP_URN: Final = str(MlModelGroupUrn("mlflow", "review_time", "PROD"))
 FRAUD_MODEL_URN: Final = str(MlModelUrn("mlflow", "fraud_detector", "PROD"))
 CONTROL_MODEL_URN: Final = str(MlModelUrn("mlflow", "merchant_risk_scorer", "PROD"))
 CHALLENGER_MODEL_URN: Final = str(MlModelUrn("mlflow", "fraud_detector_challenger", "PROD"))
+REVIEW_MODEL_URN: Final = str(MlModelUrn("mlflow", "review_time_estimator", "PROD"))
 
 # Read-only so no caller can change the verdict → tag mapping for everyone else at run time.
 STATUS_TAG_URNS: Final[Mapping[str, str]] = MappingProxyType(
@@ -100,52 +108,12 @@ BOB_URN: Final = str(CorpUserUrn("bob.risk"))
 PAYMENTS_PLATFORM_GROUP_URN: Final = str(CorpGroupUrn("payments-platform"))
 FRAUD_ML_GROUP_URN: Final = str(CorpGroupUrn("fraud-ml"))
 
-# DESIGN §4 binding contract keys, written into mlModelProperties.customProperties.
-ARTIFACT_URI_KEY: Final = "provenance.artifact_uri"
-ARTIFACT_SHA256_KEY: Final = "provenance.artifact_sha256"
-EVAL_DATA_URI_KEY: Final = "provenance.eval_data_uri"
-LABEL_COLUMN_KEY: Final = "provenance.label_column"
-
-_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 _TECH, _DATA = m.OwnershipTypeClass.TECHNICAL_OWNER, m.OwnershipTypeClass.DATAOWNER
 
 
 def feature_urn(name: str) -> str:
     """URN of a demo MLFeature; its name is also the feature dataset column and the evaluation data column."""
     return str(MlFeatureUrn(FEATURE_NAMESPACE, name))
-
-
-@dataclass(frozen=True)
-class ModelBinding:
-    """How Provenance finds and checks a model's artifact and evaluation data (DESIGN §4)."""
-
-    artifact_uri: str
-    """Joblib pipeline path, absolute or relative to the catalog file's folder."""
-    artifact_sha256: str
-    """Lower-case hex digest; the artifact is never unpickled unless it matches."""
-    eval_data_uri: str
-    """Labelled evaluation data (CSV or Parquet) with columns named like the model's features."""
-    label_column: str
-    """Binary label column in the evaluation data."""
-
-    def __post_init__(self) -> None:
-        # A malformed binding would only surface later as an INCOMPLETE verdict; fail at seed time instead.
-        for name in ("artifact_uri", "eval_data_uri", "label_column"):
-            if not getattr(self, name):
-                raise ValueError(f"ModelBinding.{name} must not be empty")
-        if not _SHA256_HEX.fullmatch(self.artifact_sha256):
-            raise ValueError(
-                f"ModelBinding.artifact_sha256 must be 64 lower-case hex digits (hashlib's hexdigest()), "
-                f"got {self.artifact_sha256!r}"
-            )
-
-    def to_custom_properties(self) -> dict[str, str]:
-        return {
-            ARTIFACT_URI_KEY: self.artifact_uri,
-            ARTIFACT_SHA256_KEY: self.artifact_sha256,
-            EVAL_DATA_URI_KEY: self.eval_data_uri,
-            LABEL_COLUMN_KEY: self.label_column,
-        }
 
 
 def _tags_and_people() -> list[MetadataChangeProposalWrapper]:
@@ -230,13 +198,18 @@ def _features() -> list[MetadataChangeProposalWrapper]:
     )
 
 
-def _models(fraud_detector: ModelBinding, merchant_risk: ModelBinding) -> list[MetadataChangeProposalWrapper]:
+def _models(
+    fraud_detector: ModelBinding, merchant_risk: ModelBinding, review_time: ModelBinding
+) -> list[MetadataChangeProposalWrapper]:
     # Production is declared in mlModelProperties.tags (MLflow stage style), not in globalTags: globalTags on
     # models belongs to the verdict write-back, and a re-seed must not erase a verdict already written there.
     fraud_ml = ownership((FRAUD_ML_GROUP_URN, _TECH))
     return [
         *ml_model_group_mcps(MODEL_GROUP_URN, "Card fraud detector (MLflow registered model)", fraud_ml),
         *ml_model_group_mcps(CONTROL_MODEL_GROUP_URN, "Merchant risk scorer (MLflow registered model)", fraud_ml),
+        *ml_model_group_mcps(
+            REVIEW_MODEL_GROUP_URN, "Manual review time estimator (MLflow registered model)", fraud_ml
+        ),
         *ml_model_mcps(
             FRAUD_MODEL_URN,
             description="Scores each card transaction's probability of fraud.",
@@ -258,6 +231,16 @@ def _models(fraud_detector: ModelBinding, merchant_risk: ModelBinding) -> list[M
             owners=ownership((FRAUD_ML_GROUP_URN, _TECH), (BOB_URN, _DATA)),
         ),
         *ml_model_mcps(
+            REVIEW_MODEL_URN,
+            description="Predicts how many minutes a manual review of the transaction takes (review queue staffing).",
+            model_type="GradientBoostingRegressor pipeline",
+            tags=["production"],
+            features=[feature_urn(name) for name in ("txn_amount", "merchant_category", "txn_count_1h")],
+            group=REVIEW_MODEL_GROUP_URN,
+            custom_properties={**review_time.to_custom_properties(), "mlflow.stage": "Production"},
+            owners=ownership((FRAUD_ML_GROUP_URN, _TECH), (BOB_URN, _DATA)),
+        ),
+        *ml_model_mcps(
             CHALLENGER_MODEL_URN,
             description="Candidate replacement for fraud_detector, in staging; not serving traffic.",
             model_type="GradientBoosting pipeline",
@@ -270,9 +253,11 @@ def _models(fraud_detector: ModelBinding, merchant_risk: ModelBinding) -> list[M
     ]
 
 
-def demo_catalog_mcps(fraud_detector: ModelBinding, merchant_risk: ModelBinding) -> list[MetadataChangeProposalWrapper]:
+def demo_catalog_mcps(
+    fraud_detector: ModelBinding, merchant_risk: ModelBinding, review_time: ModelBinding
+) -> list[MetadataChangeProposalWrapper]:
     """All demo entities as UPSERT MCPs, referenced entities first (tags, owners, upstream → downstream)."""
-    return [*_tags_and_people(), *_datasets(), *_features(), *_models(fraud_detector, merchant_risk)]
+    return [*_tags_and_people(), *_datasets(), *_features(), *_models(fraud_detector, merchant_risk, review_time)]
 
 
 def write_to_lite(mcps: Iterable[MetadataChangeProposalWrapper], db_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Train the two demo production models and write them, with their evaluation split, to disk.
+"""Train the three demo production models and write them, with their evaluation splits, to disk.
 
 The artifacts are content-addressed downstream (sha256 in the catalog and in evidence reports), so
 every byte must be a pure function of the seed: no timestamps, no paths and no unseeded randomness
@@ -8,6 +8,8 @@ end up in the pickles or the CSV.
   real, measurable regression rather than a rank-preserving shift; its imputers absorb injected nulls.
 * ``merchant_risk`` is the control: it never reads an amount-derived feature and deliberately has no
   imputer, so nulls in ``account_age_days`` make inference fail instead of silently degrading.
+* ``review_time`` is a regressor downstream of the same amount (``seed/review.py``): the demo's second task. It is
+  evaluated on the same rows as the fraud models, in its own file with its own label.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import mean_absolute_error, roc_auc_score
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -36,6 +38,15 @@ from seed.data import (
     LABEL_COLUMN,
     generate_transactions,
     to_feature_frame,
+)
+from seed.review import (
+    REVIEW_EVAL_FILENAME,
+    REVIEW_FEATURES,
+    REVIEW_LABEL,
+    REVIEW_TIME,
+    build_review_time,
+    review_csv_bytes,
+    review_minutes,
 )
 from tools import atomic
 
@@ -51,6 +62,7 @@ _RISK_NUMERIC: Final[list[str]] = ["hour", "account_age_days"]
 MODEL_FEATURES: Final[dict[str, list[str]]] = {
     FRAUD_DETECTOR: [*_FRAUD_NUMERIC, *_CATEGORICAL],
     MERCHANT_RISK: [*_CATEGORICAL, *_RISK_NUMERIC],
+    REVIEW_TIME: list(REVIEW_FEATURES),
 }
 
 
@@ -61,7 +73,8 @@ class ModelArtifact(BaseModel):
     artifact_path: Path
     artifact_sha256: str
     features: list[str]
-    eval_auc: float
+    eval_auc: float | None = None  # classifiers: ROC AUC on the evaluation split
+    eval_mae: float | None = None  # regressors: mean absolute error on the evaluation split (label units)
 
 
 class DemoArtifacts(BaseModel):
@@ -73,10 +86,14 @@ class DemoArtifacts(BaseModel):
     eval_data_path: Path
     eval_data_sha256: str
     label_column: str = LABEL_COLUMN
+    review_time: ModelArtifact
+    review_eval_path: Path  # the same rows as eval_data_path, with the review time label
+    review_eval_sha256: str
+    review_label_column: str = REVIEW_LABEL
 
     @property
     def models(self) -> dict[str, ModelArtifact]:
-        return {FRAUD_DETECTOR: self.fraud_detector, MERCHANT_RISK: self.merchant_risk}
+        return {FRAUD_DETECTOR: self.fraud_detector, MERCHANT_RISK: self.merchant_risk, REVIEW_TIME: self.review_time}
 
 
 def _classifier(seed: int) -> LogisticRegression:
@@ -139,10 +156,11 @@ def _auc(model: Pipeline, frame: pd.DataFrame, features: list[str]) -> float:
 
 
 def train_demo_models(out_dir: Path, seed: int = DEFAULT_SEED, n_rows: int = DEFAULT_ROWS) -> DemoArtifacts:
-    """Generate data, fit both models and write byte-reproducible artifacts into ``out_dir``."""
+    """Generate data, fit the three models and write byte-reproducible artifacts into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     frame = to_feature_frame(generate_transactions(n_rows=n_rows, seed=seed))
+    frame[REVIEW_LABEL] = review_minutes(frame, seed)  # the regressor's label; the fraud files never hold it
     train, evaluation = train_test_split(
         frame, test_size=EVAL_FRACTION, stratify=frame[LABEL_COLUMN], random_state=seed % 2**32
     )
@@ -167,6 +185,7 @@ def train_demo_models(out_dir: Path, seed: int = DEFAULT_SEED, n_rows: int = DEF
             eval_auc=_auc(model, eval_frame, features),
         )
 
+    review, review_path, review_sha = _train_review_time(out_dir, train, evaluation, seed)
     return DemoArtifacts(
         out_dir=out_dir,
         fraud_detector=artifacts[FRAUD_DETECTOR],
@@ -174,4 +193,31 @@ def train_demo_models(out_dir: Path, seed: int = DEFAULT_SEED, n_rows: int = DEF
         eval_data_path=eval_path,
         eval_data_sha256=eval_sha,
         label_column=LABEL_COLUMN,
+        review_time=review,
+        review_eval_path=review_path,
+        review_eval_sha256=review_sha,
+        review_label_column=REVIEW_LABEL,
     )
+
+
+def _train_review_time(
+    out_dir: Path, train: pd.DataFrame, evaluation: pd.DataFrame, seed: int
+) -> tuple[ModelArtifact, Path, str]:
+    """Fit the review-time regressor on the fraud models' training rows; its evaluation file holds the same
+    evaluation rows with the review time label."""
+    csv_bytes = review_csv_bytes(evaluation)
+    eval_path = out_dir / REVIEW_EVAL_FILENAME
+    eval_sha = _write_if_changed(eval_path, csv_bytes)
+    evaluation = read_eval_frame(io.BytesIO(csv_bytes))  # as downstream readers will see it
+    model = build_review_time(seed)
+    model.fit(train[REVIEW_FEATURES], train[REVIEW_LABEL].to_numpy(dtype=np.float64))
+    path = out_dir / f"{REVIEW_TIME}.joblib"
+    predicted = model.predict(evaluation[REVIEW_FEATURES])
+    artifact = ModelArtifact(
+        name=REVIEW_TIME,
+        artifact_path=path,
+        artifact_sha256=_write_if_changed(path, _model_bytes(model)),
+        features=list(REVIEW_FEATURES),
+        eval_mae=float(mean_absolute_error(evaluation[REVIEW_LABEL].to_numpy(), predicted)),
+    )
+    return artifact, eval_path, eval_sha

@@ -13,7 +13,8 @@ from pathlib import Path
 from datahub.emitter.rest_emitter import DatahubRestEmitter
 from pydantic import BaseModel
 
-from seed.catalog import ModelBinding, demo_catalog_mcps
+from seed.binding import ModelBinding
+from seed.catalog import demo_catalog_mcps
 from seed.model import DemoArtifacts, ModelArtifact, train_demo_models
 from tools.embedded.server import start_embedded_catalog
 from tools.settings import ProvenanceSettings
@@ -26,7 +27,9 @@ class SeedResult(BaseModel):
     seconds: float
 
 
-def _binding(artifact: ModelArtifact, artifacts: DemoArtifacts, base: Path | None, label: str) -> ModelBinding:
+def _binding(
+    artifact: ModelArtifact, eval_data: Path, base: Path | None, label: str, task: str | None = None
+) -> ModelBinding:
     def where(path: Path) -> str:
         # Relative to the catalog file's folder when the catalog is a local file (DESIGN §4), so the
         # folder can be moved or shared as a whole.
@@ -35,8 +38,9 @@ def _binding(artifact: ModelArtifact, artifacts: DemoArtifacts, base: Path | Non
     return ModelBinding(
         artifact_uri=where(artifact.artifact_path),
         artifact_sha256=artifact.artifact_sha256,
-        eval_data_uri=where(artifacts.eval_data_path),
+        eval_data_uri=where(eval_data),
         label_column=label,
+        task=task,
     )
 
 
@@ -45,9 +49,12 @@ def seed_demo(settings: ProvenanceSettings) -> SeedResult:
     artifacts = train_demo_models(settings.home / "demo")
     embedded = settings.provenance_catalog == "embedded"
     base = settings.lite_db.parent if embedded else None
+    fraud_eval, review_eval = artifacts.eval_data_path, artifacts.review_eval_path
     mcps = demo_catalog_mcps(
-        fraud_detector=_binding(artifacts.fraud_detector, artifacts, base, artifacts.label_column),
-        merchant_risk=_binding(artifacts.merchant_risk, artifacts, base, artifacts.label_column),
+        fraud_detector=_binding(artifacts.fraud_detector, fraud_eval, base, artifacts.label_column),
+        merchant_risk=_binding(artifacts.merchant_risk, fraud_eval, base, artifacts.label_column),
+        # The binding names the task, as a team would for a model whose task should never be guessed.
+        review_time=_binding(artifacts.review_time, review_eval, base, artifacts.review_label_column, "regression"),
     )
     if embedded:
         running = start_embedded_catalog(settings.lite_db)

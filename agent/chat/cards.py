@@ -1,46 +1,48 @@
-"""A run in the chat: the verdict card (verdicts, metrics with their intervals, reasons, evidence paths, what
-approving would write), the run's plots and files, the approval question and the publication result."""
+"""A run in the chat: the verdict card (verdicts, each task's metrics with their intervals, the worst segments,
+reasons, evidence paths, what approving would write), the run's plots and files, the approval question and the
+publication result. The metric tables are in ``tables``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from agent.chat.messages import plain
+from agent.chat.tables import VERDICT_ICONS, metric_tables, num, pct
 from agent.state import ApprovalRequest
 from policies.engine import Verdict
 from policies.metrics import ModelMetrics
-from tools.evidence.schema import Evidence, ModelEvidence, PublicationRecord
+from tools.evidence.formats import relative, sig
+from tools.evidence.schema import Evidence, PublicationRecord
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, runs_dir
-
-VERDICT_ICONS = {Verdict.PASS: "✅", Verdict.WARNING: "⚠️", Verdict.BLOCK: "⛔", Verdict.INCOMPLETE: "❔"}
-
-
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def num(value: float | None, spec: str = ".3f") -> str:
-    return "n/a" if value is None else format(value, spec)
+from tools.evidence.task_text import SEGMENT_METRIC_NAMES
 
 
 def metrics_line(m: ModelMetrics | None) -> str:
+    """One line per model for the chat's steps: the task's headline numbers and, when segmented, the worst one."""
     if m is None:
         return "not measured"
-    return f"flips {pct(m.flip_rate)}, ΔAUC {num(m.auc_delta, '+.3f')}, PSI {num(m.psi, '.2f')}, " + (
-        f"failures {pct(m.failure_rate)}"
-    )
-
-
-def metrics_row(model: ModelEvidence) -> str:
-    m = model.metrics
-    head = f"| {plain(model.name)} | {VERDICT_ICONS[model.verdict]} {model.verdict} |"
-    if m is None:
-        return head + " not measured | | | | |"
-    flips = f"{pct(m.flip_rate)} ({pct(m.flip_rate_ci_low)} – {pct(m.flip_rate_ci_high)})"
-    auc = f"{num(m.auc_baseline)} → {num(m.auc_mutated)}"
-    delta = f"{num(m.auc_delta, '+.3f')} ({num(m.auc_delta_ci_low, '+.3f')} to {num(m.auc_delta_ci_high, '+.3f')})"
-    p_value = num(m.auc_p_value, ".2g")
-    return f"{head} {flips} | {auc} | {delta}, p = {p_value} | {num(m.psi, '.2f')} | {pct(m.failure_rate)} |"
+    if m.task == "regression" and m.regression is not None:
+        r = m.regression
+        line = (
+            f"MAE {sig(r.mae_baseline)} → {sig(r.mae_mutated)} ({relative(r.mae_delta_relative)}), "
+            f"moved {pct(r.moved_share)}, PSI {num(r.prediction_psi, '.2f')}, failures {pct(m.failure_rate)}"
+        )
+    elif m.task == "multiclass" and m.multiclass is not None:
+        mc = m.multiclass
+        line = (
+            f"flips {pct(m.flip_rate)}, accuracy {pct(mc.accuracy_baseline)} → {pct(mc.accuracy_mutated)}, "
+            f"macro-F1 {num(mc.macro_f1_baseline)} → {num(mc.macro_f1_mutated)}, PSI {num(m.psi, '.2f')}, "
+            f"failures {pct(m.failure_rate)}"
+        )
+    else:
+        line = f"flips {pct(m.flip_rate)}, ΔAUC {num(m.auc_delta, '+.3f')}, PSI {num(m.psi, '.2f')}, " + (
+            f"failures {pct(m.failure_rate)}"
+        )
+    worst = m.segments.worst if m.segments is not None else None
+    if worst is not None:
+        metric = SEGMENT_METRIC_NAMES.get(worst.metric, worst.metric)
+        line += f"; worst segment {worst.segment}: {metric} {pct(worst.value)}"
+    return line
 
 
 def run_files(home: Path, evidence: Evidence) -> tuple[list[Path], Path, Path]:
@@ -61,14 +63,7 @@ def verdict_card(home: Path, evidence: Evidence, request: ApprovalRequest | None
         f"**Change tested:** {plain(evidence.plan.description)} on `{dataset}.{req.field}` "
         f"· policy {plain(evidence.policy.name)} v{evidence.policy.version} · run `{evidence.run_id}`",
     ]
-    if evidence.models:
-        lines += [
-            "",
-            f"| Model | Verdict | Flip rate ({confidence:.0%} CI) | AUC before → after | ΔAUC ({confidence:.0%} CI) "
-            "| Score PSI | Failed rows |",
-            "|---|---|---|---|---|---|---|",
-            *(metrics_row(model) for model in evidence.models),
-        ]
+    lines += metric_tables(evidence.models, confidence)
     reasons = [
         f"- **{plain(model.name)}** {reason.severity}: {plain(reason.message)}"
         for model in evidence.models

@@ -27,8 +27,9 @@ def _cmd_seed(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
     print(f"Seeded {result.mcps} aspects into the {result.catalog} in {result.seconds:.1f} s")
     for model in result.artifacts.models.values():
         digest = model.artifact_sha256[:12]
-        print(f"  {model.name}: {model.artifact_path} (sha256 {digest}…, eval AUC {model.eval_auc:.3f})")
-    print(f"  evaluation data: {result.artifacts.eval_data_path}")
+        quality = f"eval AUC {model.eval_auc:.3f}" if model.eval_auc is not None else f"eval MAE {model.eval_mae:.3f}"
+        print(f"  {model.name}: {model.artifact_path} (sha256 {digest}…, {quality})")
+    print(f"  evaluation data: {result.artifacts.eval_data_path}, {result.artifacts.review_eval_path}")
     return EXIT_OK
 
 
@@ -75,7 +76,7 @@ def _cmd_lineage(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
-    from seed.catalog import FRAUD_MODEL_URN, KAFKA_TOPIC_URN, POSTGRES_TABLE_URN
+    from seed.catalog import FRAUD_MODEL_URN, KAFKA_TOPIC_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 
     print("== 1. Seed the demo catalog (DataHub Lite behind the embedded endpoint) and the demo models", flush=True)
     _cmd_seed(settings, args)
@@ -86,8 +87,8 @@ def _cmd_demo(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     print(f"\n== 4. Ask: {DEMO_QUESTION}", flush=True)
     print("   (the demo approves publication itself; `provenance ask` asks you on a terminal)", flush=True)
     code = asyncio.run(_demo_conversation(settings))
-    print("\n== 5. What the catalog now says about the model", flush=True)
-    asyncio.run(_demo_check(settings, FRAUD_MODEL_URN))
+    print("\n== 5. What the catalog now says about the two models (a binary classifier and a regressor)", flush=True)
+    asyncio.run(_demo_check(settings, [FRAUD_MODEL_URN, REVIEW_MODEL_URN]))
     print(f"\nDone. Runs: {settings.home / 'runs'}  |  catalog: {settings.lite_db}", flush=True)
     return EXIT_OK if code == EXIT_CODES["BLOCK"] else EXIT_FAILURE
 
@@ -116,13 +117,15 @@ async def _demo_conversation(settings: ProvenanceSettings) -> int:
         return EXIT_CODES[str(turn.state.verdict)]
 
 
-async def _demo_check(settings: ProvenanceSettings, model_urn: str) -> None:
+async def _demo_check(settings: ProvenanceSettings, model_urns: list[str]) -> None:
     from agent.context import CatalogHandle
 
     async with CatalogHandle(settings) as handle:
-        entity = await (await handle.reader()).get_entity(model_urn)
-    if entity is None:
-        raise CatalogError(f"{model_urn} vanished from the catalog")
-    print(f"{entity.name} tags: {', '.join(entity.tags) or 'none'}")
-    for doc in entity.raw.get("relatedDocuments", {}).get("documents", []):
-        print(f"  linked document: {(doc.get('info') or {}).get('title')} ({doc['urn']})")
+        reader = await handle.reader()
+        entities = [(urn, await reader.get_entity(urn)) for urn in model_urns]
+    for urn, entity in entities:
+        if entity is None:
+            raise CatalogError(f"{urn} vanished from the catalog")
+        print(f"{entity.name} tags: {', '.join(entity.tags) or 'none'}")
+        for doc in entity.raw.get("relatedDocuments", {}).get("documents", []):
+            print(f"  linked document: {(doc.get('info') or {}).get('title')} ({doc['urn']})")

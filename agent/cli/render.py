@@ -1,9 +1,12 @@
-"""Terminal rendering of an assessment result (the report.md is the full version)."""
+"""Terminal rendering of an assessment result (the report.md is the full version): each model's own task metrics
+(AUC and flips for a binary classifier, errors and moved predictions for a regressor, argmax flips, accuracy and
+macro-F1 for a multiclass classifier) and its worst segment."""
 
 from __future__ import annotations
 
 from agent.assessment import AssessmentResult
 from policies.metrics import ModelMetrics
+from tools.evidence.task_text import multiclass_line, regression_line, segment_line
 
 
 def _pct(value: float | None) -> str:
@@ -15,6 +18,12 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def metrics_line(m: ModelMetrics) -> str:
+    """The model's metrics on one line (its worst segment goes on the next, see ``metrics_lines``)."""
+    tail = f"; failures {_pct(m.failure_rate)} (n={m.n})"
+    if m.task == "regression" and m.regression is not None:
+        return regression_line(m.regression, ascii_only=True) + tail
+    if m.task == "multiclass" and m.multiclass is not None:
+        return multiclass_line(m, m.multiclass, ascii_only=True) + tail
     return (
         f"AUC {_num(m.auc_baseline)} -> {_num(m.auc_mutated)} (delta {_num(m.auc_delta)}, p={m.auc_p_value:.2g})"
         if m.auc_p_value is not None
@@ -36,6 +45,8 @@ def render_result(result: AssessmentResult) -> str:
             lines.append(f"  change: {model.experiment.mutation}; {model.experiment.rows_changed} rows changed")
         if model.metrics:
             lines.append(f"  {metrics_line(model.metrics)}")
+            if model.metrics.segments is not None:
+                lines.append(f"  {segment_line(model.metrics.segments)}")
         if model.production_marker:
             lines.append(f"  production: {model.production_marker}")
         lines += [f"  [{r.severity}] {r.message}" for r in model.reasons]

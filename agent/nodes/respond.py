@@ -11,6 +11,7 @@ from agent.nodes.failures import Node, input_failed
 from agent.prompts_text import CAPABILITIES
 from agent.state import AgentState
 from tools.evidence.store import REPORT_FILE, runs_dir
+from tools.evidence.task_text import summary_cells
 
 
 def make_respond(ctx: AgentContext) -> Node:
@@ -31,7 +32,13 @@ def make_respond(ctx: AgentContext) -> Node:
             if state.plan_record:
                 lines.append(f"Change tested: {state.plan_record.description}")
             for result in state.model_results:
-                if result.metrics:
+                if result.metrics and result.metrics.task != "binary":  # the task's own numbers, never an AUC
+                    cells = summary_cells(result.metrics)
+                    lines.append(
+                        f"{result.name} ({cells.task}): {result.verdict} — {cells.quality}, {cells.change}, "
+                        f"{cells.changed}, PSI {cells.psi}, failures {result.metrics.failure_rate:.1%}"
+                    )
+                elif result.metrics:
                     m = result.metrics
                     lines.append(
                         f"{result.name}: {result.verdict} — flips {m.flip_rate or 0:.1%}, "

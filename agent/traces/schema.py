@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from agent.schemas import ExperimentPlan, PlannerName, RouteDecision
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
 from policies.engine import Reason, Verdict
-from policies.metrics import ModelMetrics
+from policies.metrics import ModelMetrics, Task
 from tools.catalog.session import ToolCallRecord
 from tools.evidence.schema import BindingRecord, PlanRecord, PolicyRecord, PublicationRecord, StageFailure
 
@@ -59,6 +59,7 @@ class ModelOutcome(BaseModel):
     verdict: Verdict
     reasons: list[Reason] = []
     feature_column: str | None = None
+    task: Task | None = None  # what the model was measured as (None: not loaded, or recorded before tasks)
     metrics: ModelMetrics | None = None
     binding: BindingRecord | None = None
 

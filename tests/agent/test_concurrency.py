@@ -25,7 +25,7 @@ from sklearn.preprocessing import FunctionTransformer
 from agent.context import AgentContext, CatalogHandle
 from agent.conversation import open_session
 from agent.experiment_graph import make_measure
-from seed.catalog import FRAUD_MODEL_URN, write_to_lite
+from seed.catalog import FRAUD_MODEL_URN, REVIEW_MODEL_URN, write_to_lite
 from tests.agent.helpers import DEMO_QUESTION
 from tools.embedded.store import LiteStore
 from tools.evidence.schema import ModelEvidence
@@ -106,8 +106,9 @@ def test_a_catalog_question_is_answered_while_another_conversation_assesses(
     assert a_running, "B must finish before A"
     assert b_seconds < 5 * solo_seconds + 1, (b_seconds, solo_seconds)
     assert a_seconds >= 2 * SLOW_SECONDS
-    (model,) = first.state.model_results
+    model, review = first.state.model_results  # the slow fraud detector and the demo's regressor
     assert model.urn == FRAUD_MODEL_URN and model.metrics is not None and str(first.state.verdict) == "BLOCK"
+    assert review.urn == REVIEW_MODEL_URN and review.metrics is not None
     assert not first.state.failures
 
 
@@ -147,7 +148,7 @@ def test_measure_keeps_the_discovery_order_and_the_other_models_when_one_job_fai
             turn = await session.ask(DEMO_QUESTION, thread_id="t", mode="no_publish")
         state = turn.state
         assert state.discovery is not None
-        (fraud,) = state.discovery.production_models
+        fraud = next(m for m in state.discovery.production_models if m.urn == FRAUD_MODEL_URN)
         models = [fraud.model_copy(update={"urn": f"{fraud.urn}-{i}", "name": f"m{i}"}) for i in range(3)]
         discovery = state.discovery.model_copy(update={"models": models})
         state = dataclasses.replace(state, discovery=discovery, staging_dir="", failures=[], model_results=[])
@@ -191,7 +192,8 @@ def test_worker_processes_reach_the_same_evidence_as_threads(settings: Provenanc
             return turn.state.model_results
 
     threads, processes = asyncio.run(measured("thread")), asyncio.run(measured("process"))
-    assert [m.verdict for m in processes] == [m.verdict for m in threads] == ["BLOCK"]
+    assert [m.verdict for m in processes] == [m.verdict for m in threads] == ["BLOCK", "BLOCK"]
+    assert [m.task for m in processes] == ["binary", "regression"]  # the regressor's arrays cross processes too
     assert [m.metrics for m in processes] == [m.metrics for m in threads]
     assert {Path(p).name for m in processes for p in m.plots.values()} == {
         Path(p).name for m in threads for p in m.plots.values()

@@ -13,7 +13,7 @@ from agent.conversation import TurnResult, open_session
 from agent.fakes import scripted
 from agent.schemas import ExperimentPlan, Intent, RouteDecision
 from agent.state import ApprovalDecision
-from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN
+from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from tests.agent.helpers import DEMO_QUESTION, catalog_write_count, documents, model_tags
 from tools.evidence.store import read_evidence
 from tools.settings import ProvenanceSettings
@@ -52,10 +52,11 @@ def test_demo_question_blocks_then_approval_writes_tag_and_document(settings: Pr
     assert any(BLOCK in w for w in first.pending.writes)
     assert second is not None and second.values["publication"].status == "published"
     assert model_tags(db) == [BLOCK]
+    assert model_tags(db, REVIEW_MODEL_URN) == [BLOCK]  # the regressor downstream of amount blocks too
     docs = documents(db)
     assert len(docs) == 1
     related = {a["asset"] for a in docs[0]["relatedAssets"]}  # type: ignore[union-attr]
-    assert related == {FRAUD_MODEL_URN, POSTGRES_TABLE_URN}
+    assert related == {FRAUD_MODEL_URN, REVIEW_MODEL_URN, POSTGRES_TABLE_URN}
     assert read_evidence(settings.home, first.pending.run_id).publication.document_urn == docs[0]["urn"]
     assert catalog_write_count(db) > before
 

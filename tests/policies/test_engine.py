@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from policies import (
     DEFAULT_POLICY_PATH,
+    V1_POLICY_PATH,
     Decision,
     Policy,
     PolicyError,
@@ -46,9 +47,10 @@ def codes(decision: Decision) -> set[str]:
     return {r.code for r in decision.reasons}
 
 
-def test_default_policy_values_are_the_documented_ones() -> None:
-    p = POLICY
-    assert (p.name, p.version) == ("default", 1)
+@pytest.mark.parametrize(("path", "version"), [(DEFAULT_POLICY_PATH, 2), (V1_POLICY_PATH, 1)])
+def test_default_policy_values_are_the_documented_ones(path: Path, version: int) -> None:
+    p = load_policy(path).policy  # v2 is the default; its binary rules are v1's, unchanged
+    assert (p.name, p.version) == ("default", version)
     assert (p.flip_rate.warning, p.flip_rate.block) == (0.05, 0.10)
     assert (p.score_psi.warning, p.score_psi.block) == (0.10, 0.25)
     assert (p.inference_failures.warning_count, p.inference_failures.block_rate) == (1, 0.01)
@@ -275,9 +277,9 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_copied_policy_loads_with_its_own_hash(tmp_path: Path) -> None:
-    text = DEFAULT_POLICY_PATH.read_text().replace("block: 0.10", "block: 0.12", 1)
+    text = V1_POLICY_PATH.read_text().replace("block: 0.10", "block: 0.12", 1)
     loaded = load_policy(write(tmp_path, "default-v1.yaml", text))
-    assert loaded.policy.flip_rate.block == 0.12 and loaded.sha256 != load_policy().sha256
+    assert loaded.policy.flip_rate.block == 0.12 and loaded.sha256 != load_policy(V1_POLICY_PATH).sha256
 
 
 @pytest.mark.parametrize(
@@ -310,7 +312,7 @@ def test_malformed_policy_names_the_file(tmp_path: Path, text: str, problem: str
     ],
 )
 def test_invalid_policy_values(tmp_path: Path, old: str, new: str, problem: str) -> None:
-    text = DEFAULT_POLICY_PATH.read_text()
+    text = V1_POLICY_PATH.read_text()  # the loader's checks on v1 (still selectable); v2's: test_engine_v2.py
     assert old in text
     path = write(tmp_path, "default-v1.yaml", text.replace(old, new, 1))
     with pytest.raises(PolicyError) as info:

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.context import CatalogHandle
-from seed.catalog import CHALLENGER_MODEL_URN, CONTROL_MODEL_URN, FRAUD_MODEL_URN
+from seed.catalog import CHALLENGER_MODEL_URN, CONTROL_MODEL_URN, FRAUD_MODEL_URN, REVIEW_MODEL_URN
 from tools.settings import ProvenanceSettings
 
 DEMO_QUESTION = "What happens if payments.transactions.amount is sent in cents instead of dollars?"
-MODEL_URNS = (FRAUD_MODEL_URN, CONTROL_MODEL_URN, CHALLENGER_MODEL_URN)
+MODEL_URNS = (FRAUD_MODEL_URN, REVIEW_MODEL_URN, CONTROL_MODEL_URN, CHALLENGER_MODEL_URN)
 
 
 def isolate_user_home() -> None:

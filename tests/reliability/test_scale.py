@@ -34,7 +34,7 @@ import pytest
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.urns import DatasetUrn, MlFeatureUrn, MlModelUrn
 
-from seed.catalog import FEATURE_TABLE_DATASET_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN
+from seed.catalog import FEATURE_TABLE_DATASET_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from seed.catalog_builders import Column, ColumnKind, schema_metadata, upstream_lineage
 from tests.reliability.common import fresh_home, percentile, settings_for
 from tools.catalog.column_paths import UNREADABLE_TRANSFORM
@@ -343,9 +343,9 @@ class Sample:
 def _samples(chains: int, count: int) -> list[Sample]:
     rng = random.Random(7)
     picks = [
-        Sample(POSTGRES_TABLE_URN, "amount", (FRAUD_MODEL_URN,)),
+        Sample(POSTGRES_TABLE_URN, "amount", (FRAUD_MODEL_URN, REVIEW_MODEL_URN)),
         Sample(POSTGRES_TABLE_URN, "transaction_id", ()),  # feeds no feature, and column lineage says so
-        Sample(FEATURE_TABLE_DATASET_URN, "txn_amount", (FRAUD_MODEL_URN,)),  # the feature's own column
+        Sample(FEATURE_TABLE_DATASET_URN, "txn_amount", (FRAUD_MODEL_URN, REVIEW_MODEL_URN)),  # the feature's column
         Sample(FAN_SRC, "c0", tuple(sorted(fan_model_urn(j) for j in range(FAN_OUT)))),
         Sample(WIDE_SRC, "w0", (WIDE_MODEL,), unknown_transform=True),
         Sample(WIDE_SRC, "w1", ()),

@@ -25,6 +25,8 @@ from seed.catalog import (
     KAFKA_TOPIC_URN,
     MODEL_GROUP_URN,
     POSTGRES_TABLE_URN,
+    REVIEW_MODEL_GROUP_URN,
+    REVIEW_MODEL_URN,
     STATUS_TAG_URNS,
     ModelBinding,
     demo_catalog_mcps,
@@ -49,10 +51,17 @@ MERCHANT_BINDING = ModelBinding(
     eval_data_uri="data/eval.parquet",
     label_column="is_fraud",
 )
+REVIEW_BINDING = ModelBinding(
+    artifact_uri="models/review_time.joblib",
+    artifact_sha256=hashlib.sha256(b"review_time").hexdigest(),
+    eval_data_uri="data/review_eval.csv",
+    label_column="review_minutes",
+    task="regression",
+)
 
 
 def _catalog() -> list[MetadataChangeProposalWrapper]:
-    return demo_catalog_mcps(FRAUD_BINDING, MERCHANT_BINDING)
+    return demo_catalog_mcps(FRAUD_BINDING, MERCHANT_BINDING, REVIEW_BINDING)
 
 
 def _row_stats(db: Path) -> tuple[int, int]:
@@ -89,7 +98,9 @@ def _aspect(lite: DataHubLiteLocal, urn: str, aspect_class: type[A]) -> A:
         FRAUD_MODEL_URN,
         CONTROL_MODEL_URN,
         CHALLENGER_MODEL_URN,
+        REVIEW_MODEL_URN,
         MODEL_GROUP_URN,
+        REVIEW_MODEL_GROUP_URN,
         *STATUS_TAG_URNS.values(),
         *(feature_urn(name) for name in FEATURE_NAMES),
     ],
@@ -152,12 +163,28 @@ def test_control_model_never_uses_the_amount(lite: DataHubLiteLocal) -> None:
     assert props.customProperties["provenance.artifact_uri"] == MERCHANT_BINDING.artifact_uri
 
 
-def test_only_the_two_bound_models_are_production(lite: DataHubLiteLocal) -> None:
+def test_review_time_regressor_consumes_txn_amount_and_names_its_task(lite: DataHubLiteLocal) -> None:
+    props = _aspect(lite, REVIEW_MODEL_URN, m.MLModelPropertiesClass)
+
+    assert feature_urn("txn_amount") in (props.mlFeatures or [])
+    assert props.groups == [REVIEW_MODEL_GROUP_URN]
+    assert props.customProperties == {
+        "provenance.artifact_uri": REVIEW_BINDING.artifact_uri,
+        "provenance.artifact_sha256": REVIEW_BINDING.artifact_sha256,
+        "provenance.eval_data_uri": REVIEW_BINDING.eval_data_uri,
+        "provenance.label_column": "review_minutes",
+        "provenance.task": "regression",
+        "mlflow.stage": "Production",
+    }
+
+
+def test_only_the_three_bound_models_are_production(lite: DataHubLiteLocal) -> None:
     def tags(urn: str) -> list[str]:
         return _aspect(lite, urn, m.MLModelPropertiesClass).tags or []
 
     assert "production" in tags(FRAUD_MODEL_URN)
     assert "production" in tags(CONTROL_MODEL_URN)
+    assert "production" in tags(REVIEW_MODEL_URN)
     assert "production" not in tags(CHALLENGER_MODEL_URN)
     challenger = _aspect(lite, CHALLENGER_MODEL_URN, m.MLModelPropertiesClass)
     assert feature_urn("txn_amount") in (challenger.mlFeatures or [])

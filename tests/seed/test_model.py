@@ -24,8 +24,15 @@ from seed.model import (
     read_eval_frame,
     train_demo_models,
 )
+from seed.review import REVIEW_EVAL_FILENAME, REVIEW_LABEL
 
-ARTIFACT_FILES = ["fraud_detector.joblib", "merchant_risk.joblib", EVAL_FILENAME]
+ARTIFACT_FILES = [
+    "fraud_detector.joblib",
+    "merchant_risk.joblib",
+    "review_time.joblib",
+    EVAL_FILENAME,
+    REVIEW_EVAL_FILENAME,
+]
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -67,6 +74,7 @@ def test_artifact_metadata(artifacts: DemoArtifacts, eval_frame: pd.DataFrame) -
     for artifact in artifacts.models.values():
         assert artifact.artifact_path.parent == artifacts.out_dir
         assert len(artifact.artifact_sha256) == 64
+    assert (artifacts.fraud_detector.eval_mae, artifacts.review_time.eval_auc) == (None, None)
     assert "txn_amount" in artifacts.fraud_detector.features
     assert not any("amount" in f for f in artifacts.merchant_risk.features)
     with pytest.raises(ValueError):
@@ -166,7 +174,9 @@ def test_same_seed_is_byte_identical(artifacts: DemoArtifacts, tmp_path: Path) -
     for name, artifact in again.models.items():
         assert artifact.artifact_sha256 == artifacts.models[name].artifact_sha256
         assert artifact.eval_auc == artifacts.models[name].eval_auc
+        assert artifact.eval_mae == artifacts.models[name].eval_mae
     assert again.eval_data_sha256 == artifacts.eval_data_sha256
+    assert again.review_eval_sha256 == artifacts.review_eval_sha256
 
 
 def test_retraining_in_place_keeps_files_untouched(tmp_path: Path) -> None:
@@ -194,3 +204,37 @@ def test_bytes_do_not_depend_on_the_process(artifacts: DemoArtifacts, tmp_path: 
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, cwd=REPO_ROOT, env=env)
     assert _file_bytes(tmp_path) == _file_bytes(artifacts.out_dir)
+
+
+# --- the review-time regressor (the demo's second task) -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def review(artifacts: DemoArtifacts) -> tuple[Pipeline, pd.DataFrame]:
+    model: Pipeline = joblib.load(artifacts.review_time.artifact_path)
+    return model, read_eval_frame(artifacts.review_eval_path)
+
+
+def test_review_eval_file_holds_the_fraud_evaluation_rows_with_their_review_time(
+    review: tuple[Pipeline, pd.DataFrame], eval_frame: pd.DataFrame
+) -> None:
+    _, frame = review
+    assert list(frame.columns) == [*FEATURE_COLUMNS, REVIEW_LABEL]
+    pd.testing.assert_frame_equal(frame[FEATURE_COLUMNS], eval_frame[FEATURE_COLUMNS])
+    assert (frame[REVIEW_LABEL] >= 0.5).all() and np.array_equal(frame[REVIEW_LABEL], frame[REVIEW_LABEL].round(2))
+
+
+def test_review_time_regressor_is_accurate_and_sensitive_to_the_amount(
+    review: tuple[Pipeline, pd.DataFrame], artifacts: DemoArtifacts
+) -> None:
+    model, frame = review
+    features = list(model.feature_names_in_)
+    assert "txn_amount" in features and not hasattr(model, "predict_proba")
+    before = model.predict(frame[features])
+    mae = float(np.mean(np.abs(before - frame[REVIEW_LABEL])))
+    assert mae == pytest.approx(artifacts.review_time.eval_mae, abs=1e-12)
+    assert mae < 0.5 * float(np.mean(np.abs(frame[REVIEW_LABEL] - frame[REVIEW_LABEL].mean())))  # beats the mean
+    cents = model.predict(frame[features].assign(txn_amount=frame["txn_amount"] * 100))
+    assert float(np.mean(np.abs(cents - frame[REVIEW_LABEL]))) > 3 * mae  # dollars -> cents wrecks it
+    rounded = model.predict(frame[features].assign(txn_amount=frame["txn_amount"].round(2)))
+    assert np.array_equal(before, rounded)

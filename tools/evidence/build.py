@@ -49,13 +49,12 @@ def slug(name: str) -> str:
 
 def persist_run(home: Path, evidence: Evidence, tests: list[ModelTest]) -> Path:
     """Write the run folder atomically: plots first (their names go into the evidence), then report + JSON."""
-    from tools.evidence.plots import write_plots
     from tools.evidence.report import write_report
 
     def extra(folder: Path) -> None:
         for test in tests:
             if test.arrays is not None:
-                test.evidence.plots = write_plots(folder, slug(test.evidence.name), *test.arrays)
+                test.evidence.plots = test.arrays.write_plots(folder, slug(test.evidence.name))
         evidence.models = [t.evidence for t in tests]
         write_report(folder, evidence)
 

@@ -1,38 +1,39 @@
-"""The two evidence plots per model: ROC baseline vs mutated, and the histogram of the probability shift.
-
-Rendering uses ``matplotlib.figure.Figure`` with an explicit Agg canvas and never imports pyplot, so no global
-backend or figure registry is touched and the server can render from worker threads. Output bytes are
-deterministic for identical input: fixed size and dpi, and no "Software" PNG chunk (it names the version).
+"""The evidence plots of a model, by task: binary ROC baseline vs mutated and the probability-shift histogram
+(here); regression predicted vs actual and the prediction-change histogram (``plots_regression``); multiclass
+flip rate per class and class transitions (``plots_multiclass``). ``write_plots`` is the one entry point.
 
 Rows follow the metrics' rule (tools/experiment/metrics.py): a row counts only when it did not fail and both
-scores are finite, so the plots show exactly the rows the report's numbers were computed on.
+predictions are finite, so the plots show exactly the rows the report's numbers were computed on.
 """
 
 from __future__ import annotations
 
-import io
 import re
-import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
 from sklearn.metrics import roc_curve
 
-from tools import atomic
+from policies.metrics import Task
+from tools.evidence import plots_multiclass, plots_regression
+from tools.evidence.plot_common import RENDER_LOCK, new_figure, not_computable, plain_log_counts, save_png
 
-_DPI = 100
-_SIZE = (6.4, 4.8)  # inches: 640x480 px, about 30-50 KB per PNG
 _CURVE_POINTS = 1_000  # ROC vertices kept for drawing; sub-pixel error at this size
 _SHIFT_BINS = 50
-_PNG_METADATA: dict[str, str | None] = {"Software": None}
-# File-name safe: no separators, no leading dot (hidden files, ".."), short enough for "-shift.png".
+# File-name safe: no separators, no leading dot (hidden files, ".."), short enough for "-class-flips.png".
 _SLUG = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
-# Matplotlib documents itself as not thread-safe (shared font caches, text layout); separate Figures are
-# mostly fine, but one lock (renders queue for a few tenths of a second each) removes the question entirely.
-_RENDER_LOCK = threading.Lock()
+# Module names the binary figures call through, so a test can watch what they draw (as before the split).
+_figure = new_figure
+_not_computable = not_computable
+# Plot name -> file suffix, per task; the names key ModelEvidence.plots and the report's titles.
+PLOT_FILES: dict[Task, dict[str, str]] = {
+    "binary": {"roc": "roc", "shift": "shift"},
+    "regression": {"fit": "fit", "change": "change"},
+    "multiclass": {"class_flips": "class-flips", "transitions": "transitions"},
+}
 
 
 def slugify(name: str) -> str:
@@ -69,20 +70,6 @@ def _labels(y_true: np.ndarray) -> np.ndarray:
         raise ValueError("y_true must be binary: bool or 0/1 (encode the positive class as 1)")
     labels: np.ndarray = y == 1
     return labels
-
-
-def _figure(title: str, subtitle: str) -> Figure:
-    figure = Figure(figsize=_SIZE, dpi=_DPI)
-    FigureCanvasAgg(figure)  # attaches itself as figure.canvas
-    # Fixed margins rather than a layout engine: constrained layout redraws several times (slow, ~0.1 s).
-    figure.subplots_adjust(left=0.13, right=0.97, bottom=0.11, top=0.87)
-    figure.suptitle(f"{title}\n{subtitle}", fontsize=10, y=0.98)
-    return figure
-
-
-def _not_computable(figure: Figure, why: str) -> None:
-    # Figure coordinates, not an axes: the fixed margins would push an axes-centred text off the middle.
-    figure.text(0.5, 0.5, f"not computable\n\n{why}", ha="center", va="center", fontsize=11)
 
 
 def _roc_figure(slug: str, y: np.ndarray, base: np.ndarray, mut: np.ndarray, failed: int) -> Figure:
@@ -128,19 +115,84 @@ def _shift_figure(slug: str, base: np.ndarray, mut: np.ndarray, failed: int) -> 
     axes.axvline(p95, color="tab:red", linestyle=":", linewidth=1.8, label=f"p95 {p95:.4f}")
     unchanged = int(np.count_nonzero(shift == 0))
     axes.set(xlabel=f"absolute probability shift (max {top:.4f})", ylabel="rows (log scale)")
-    # Plain "1,000" labels and no minor ticks: the default 10^k labels go through mathtext (~0.2 s a plot).
-    axes.minorticks_off()
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+    plain_log_counts(axes)
     axes.set_xlim(left=0.0)
     axes.grid(alpha=0.3)
     axes.legend(loc="upper right", fontsize=9, title=f"{unchanged:,} rows with shift 0", title_fontsize=8)
     return figure
 
 
-def _save(figure: Figure, path: Path) -> None:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=_DPI, metadata=_PNG_METADATA)
-    atomic.write_atomically(path, buffer.getvalue())
+@dataclass(frozen=True, kw_only=True)
+class PlotInput:
+    """One model's scored rows, validated for its task: failed and non-finite rows already removed."""
+
+    task: Task
+    y: np.ndarray  # binary: bool; regression: float; multiclass: the labels (unused by the plots)
+    baseline: np.ndarray  # binary: P(positive); regression: predictions; multiclass: (n, k) probabilities
+    mutated: np.ndarray
+    excluded: int  # failed or non-finite rows left out
+    classes: list[str]  # multiclass: the probability columns' classes; empty otherwise
+    tolerance: float | None  # regression: |change| beyond which a prediction "moved"; None: not drawn
+
+
+def _scores(task: Task, baseline: np.ndarray, mutated: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    base = np.asarray(baseline, dtype=np.float64)
+    mut = np.asarray(mutated, dtype=np.float64)
+    dims = 2 if task == "multiclass" else 1
+    if base.ndim != dims or mut.shape != base.shape:
+        expected = "(n, k) class probabilities" if dims == 2 else "1-D scores"
+        raise ValueError(f"{task} plots need {expected}; got baseline {base.shape} and mutated {mut.shape}")
+    return base, mut
+
+
+def prepare(
+    task: Task,
+    y_true: np.ndarray,
+    baseline: np.ndarray,
+    mutated: np.ndarray,
+    failed: np.ndarray,
+    *,
+    classes: Sequence[str] | None = None,
+    tolerance: float | None = None,
+) -> PlotInput:
+    """Validate one model's arrays for ``task`` and keep the rows the metrics count."""
+    base, mut = _scores(task, baseline, mutated)
+    y = _labels(y_true) if task == "binary" else np.asarray(y_true)
+    if task == "regression":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"regression plots need numeric actual values; y_true has dtype {y.dtype}") from exc
+    fail = np.asarray(failed, dtype=bool)
+    if not len(y) == len(base) == len(mut) == len(fail):
+        raise ValueError(f"lengths differ: y {len(y)}, baseline {len(base)}, mutated {len(mut)}, failed {len(fail)}")
+    names = [str(c) for c in classes] if classes is not None else []
+    if task == "multiclass":
+        names = names or [str(i) for i in range(base.shape[1])]
+        if len(names) != base.shape[1]:
+            raise ValueError(f"{len(names)} class names for {base.shape[1]} probability columns")
+        ok = ~fail & np.isfinite(base).all(axis=1) & np.isfinite(mut).all(axis=1)
+    else:
+        ok = ~fail & np.isfinite(base) & np.isfinite(mut)
+    excluded = len(y) - int(ok.sum())
+    if excluded:  # copying a million rows three times costs ~15 ms; skip it in the common no-failure case
+        y, base, mut = y[ok], base[ok], mut[ok]
+    return PlotInput(task=task, y=y, baseline=base, mutated=mut, excluded=excluded, classes=names, tolerance=tolerance)
+
+
+def _figures(slug: str, data: PlotInput) -> dict[str, Figure]:
+    y, base, mut, excluded = data.y, data.baseline, data.mutated, data.excluded
+    if data.task == "regression":
+        return {
+            "fit": plots_regression.fit_figure(slug, y, base, mut, excluded),
+            "change": plots_regression.change_figure(slug, base, mut, excluded, data.tolerance),
+        }
+    if data.task == "multiclass":
+        return {
+            "class_flips": plots_multiclass.class_flip_figure(slug, base, mut, data.classes, excluded),
+            "transitions": plots_multiclass.transitions_figure(slug, base, mut, data.classes, excluded),
+        }
+    return {"roc": _roc_figure(slug, y, base, mut, excluded), "shift": _shift_figure(slug, base, mut, excluded)}
 
 
 def write_plots(
@@ -150,25 +202,23 @@ def write_plots(
     baseline: np.ndarray,
     mutated: np.ndarray,
     failed: np.ndarray,
+    *,
+    task: Task = "binary",
+    classes: Sequence[str] | None = None,
+    tolerance: float | None = None,
 ) -> dict[str, str]:
-    """Write ``<slug>-roc.png`` and ``<slug>-shift.png`` into ``folder``; return {"roc": file, "shift": file}.
+    """Write the task's two plots into ``folder``; return {plot name: file name} (names in ``PLOT_FILES``).
 
+    The arrays are those the metrics were computed from (tools/experiment/task_metrics.py): binary 1-D positive
+    probabilities with 0/1 labels; regression 1-D predictions with numeric actuals; multiclass (n, k)
+    probabilities whose columns are ``classes``. ``tolerance`` (regression) draws the "moved" bounds.
     Never fails on degenerate data (no scored rows, one class): the affected plot says "not computable".
     """
     if not _SLUG.fullmatch(model_slug):
         raise ValueError(f"model_slug {model_slug!r} is not file-name safe; use slugify(name)")
-    y = _labels(y_true)
-    base = np.asarray(baseline, dtype=np.float64)
-    mut = np.asarray(mutated, dtype=np.float64)
-    fail = np.asarray(failed, dtype=bool)
-    if not len(y) == len(base) == len(mut) == len(fail):
-        raise ValueError(f"lengths differ: y {len(y)}, baseline {len(base)}, mutated {len(mut)}, failed {len(fail)}")
-    ok = ~fail & np.isfinite(base) & np.isfinite(mut)
-    excluded = len(y) - int(ok.sum())
-    if excluded:  # copying a million rows three times costs ~15 ms; skip it in the common no-failure case
-        y, base, mut = y[ok], base[ok], mut[ok]
-    files = {"roc": f"{model_slug}-roc.png", "shift": f"{model_slug}-shift.png"}
-    with _RENDER_LOCK:
-        _save(_roc_figure(model_slug, y, base, mut, excluded), folder / files["roc"])
-        _save(_shift_figure(model_slug, base, mut, excluded), folder / files["shift"])
+    data = prepare(task, y_true, baseline, mutated, failed, classes=classes, tolerance=tolerance)
+    files = {name: f"{model_slug}-{suffix}.png" for name, suffix in PLOT_FILES[task].items()}
+    with RENDER_LOCK:
+        for name, figure in _figures(model_slug, data).items():
+            save_png(figure, folder / files[name])
     return files

@@ -1,9 +1,10 @@
 """report.md: the run's evidence as a Markdown document a risk reviewer can read without the JSON.
 
 Rendering is a pure function of the Evidence (no clock, no file system), so the same evidence always gives
-the same report. Number formats live here, not in the template, so every number of a kind looks the same:
-AUC 3 decimals, AUC differences signed with 4, rates as percentages with 2 decimals, small p-values in
-scientific notation, and None as "n/a".
+the same report. Number formats live in ``formats`` (filters here), not in the templates, so every number of a
+kind looks the same: AUC 3 decimals, AUC differences signed with 4, rates as percentages with 2 decimals, small
+p-values in scientific notation, a regressor's errors with 4 significant digits, and None as "n/a". Each task's
+metrics have their own template (``templates/metrics_<task>.md.j2``); segments one more.
 """
 
 from __future__ import annotations
@@ -18,48 +19,20 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from policies.engine import Reason
 from tools import atomic
 from tools.catalog.render import short
+from tools.evidence import task_text
+from tools.evidence.formats import NA, auc, count, decimal, na, pct, points, pvalue, relative, seconds, sig, signed
 from tools.evidence.schema import Evidence
 from tools.evidence.store import REPORT_FILE
 
-NA = "n/a"
 TEMPLATE = "report.md.j2"
-PLOT_TITLES = {"roc": "ROC", "shift": "Probability shift"}
-
-
-def na(value: object) -> str:
-    return NA if value is None else str(value)
-
-
-def pct(value: float | None, digits: int = 2) -> str:
-    return NA if value is None else f"{value * 100:.{digits}f}%"
-
-
-def auc(value: float | None) -> str:
-    return NA if value is None else f"{value:.3f}"
-
-
-def signed(value: float | None, digits: int = 4) -> str:
-    return NA if value is None else f"{value:+.{digits}f}"
-
-
-def decimal(value: float | None, digits: int = 4) -> str:
-    return NA if value is None else f"{value:.{digits}f}"
-
-
-def pvalue(value: float | None) -> str:
-    if value is None:
-        return NA
-    if value == 0:  # underflow (or a zero-variance difference): "0" would read as certainty
-        return "< 1e-300"
-    return f"{value:.2e}" if value < 1e-3 else f"{value:.4f}"
-
-
-def count(value: int | None) -> str:
-    return NA if value is None else f"{value:,}"
-
-
-def seconds(value: float | None) -> str:
-    return NA if value is None else f"{value:.2f} s"
+PLOT_TITLES = {
+    "roc": "ROC",
+    "shift": "Probability shift",
+    "fit": "Predicted vs actual",
+    "change": "Prediction change",
+    "class_flips": "Flip rate per predicted class",
+    "transitions": "Predicted class, baseline to mutated",
+}
 
 
 def cell(value: object) -> str:
@@ -98,17 +71,27 @@ def _failed_rows(value: float) -> str:
     return f"{value:,.0f} failed row" + ("" if value == 1 else "s")
 
 
+# Reason metrics (the engine's names) that are a share of rows or a relative change, shown as percentages;
+# segment_flip_rate / segment_moved_share too (``_is_percent``).
+_PERCENT_METRICS = {"flip_rate", "moved_share", "accuracy_drop", "mae_increase", "rmse_increase"}
+_PSI_METRICS = {"score_psi", "class_psi", "prediction_psi"}
+
+
+def _is_percent(metric: str) -> bool:
+    return metric in _PERCENT_METRICS or metric.endswith("_relative") or metric.startswith("segment")
+
+
 def _format_for(metric: str | None, code_name: str) -> tuple[Any, Any]:
     """(value formatter, threshold formatter) for a Reason, by the engine's metric names."""
     if metric == "failure_rate":
         # The engine's failure rule compares the rate with block_rate, but the WARNING/PASS variants carry
         # warning_count (a number of rows) as the threshold.
         return pct, (pct if code_name.endswith("_block") else _failed_rows)
-    if metric == "flip_rate":
+    if metric is not None and _is_percent(metric):
         return pct, pct
-    if metric == "auc_drop":
+    if metric in {"auc_drop", "macro_f1_drop"}:
         return signed, decimal
-    if metric == "score_psi":
+    if metric in _PSI_METRICS:
         return (lambda v: decimal(v, 3)), (lambda v: decimal(v, 3))
     if metric in {"rows", "positives", "negatives"}:
         return (lambda v: f"{v:,.0f}"), (lambda v: f"{v:,.0f}")
@@ -140,6 +123,10 @@ def _environment() -> Environment:
     formatters = {
         "na": na,
         "pct": pct,
+        "points": points,
+        "sig": sig,
+        "ssig": lambda value: sig(value, sign=True),
+        "relative": relative,
         "auc": auc,
         "signed": signed,
         "decimal": decimal,
@@ -156,7 +143,16 @@ def _environment() -> Environment:
         "reason_threshold": reason_threshold,
     }
     env.filters.update(formatters)
-    env.globals.update(plot_titles=PLOT_TITLES, short=short)
+    env.globals.update(
+        plot_titles=PLOT_TITLES,
+        short=short,
+        summary_cells=task_text.summary_cells,
+        class_rows=task_text.class_rows,
+        worst_class=task_text.worst_class,
+        worst_class_psi=task_text.worst_class_psi,
+        finding_line=task_text.finding_line,
+        segment_metric=task_text.SEGMENT_METRIC_NAMES,
+    )
     return env
 
 
@@ -173,7 +169,16 @@ def _context(evidence: Evidence) -> dict[str, Any]:
         if model.metrics is not None:
             for key, text in model.metrics.methods.items():
                 methods.setdefault(key, text)
-    return {"e": evidence, "failures_by_stage": failures, "methods": methods}
+    # Every measured model binary: the summary keeps its AUC columns; any other task: columns every task can fill.
+    mixed = any(m.metrics is not None and m.metrics.task != "binary" for m in evidence.models)
+    confidence = next((m.metrics.confidence for m in evidence.models if m.metrics is not None), 0.95)
+    return {
+        "e": evidence,
+        "failures_by_stage": failures,
+        "methods": methods,
+        "mixed_tasks": mixed,
+        "confidence": confidence,
+    }
 
 
 def render_report(evidence: Evidence) -> str:

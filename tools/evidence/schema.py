@@ -6,12 +6,13 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from policies.engine import Reason, Verdict
-from policies.metrics import ModelMetrics
+from policies.metrics import ModelMetrics, Task
 from tools.catalog.coverage import Coverage
 from tools.catalog.discovery import LineageStep
 from tools.mutations import Mutation
@@ -57,6 +58,7 @@ class BindingRecord(BaseModel):
     eval_data_sha256: str | None = None
     label_column: str
     decision_threshold: float
+    task: Task | None = None  # provenance.task as bound; None: the task was detected from the pipeline
     artifact_uri: str | None = None  # provenance.artifact_uri as recorded in the catalog
     eval_data_uri: str | None = None  # provenance.eval_data_uri as recorded in the catalog
     mlflow_model: str | None = None  # registered model name (`provenance bind` writes it)
@@ -102,11 +104,44 @@ class ModelEvidence(BaseModel):
     feature_column: str | None = None
     lineage_path: list[LineageStep] = []
     binding: BindingRecord | None = None
+    task: Task | None = None  # what the model was measured as; None when it was not loaded
+    task_basis: str | None = None  # how: "detected from XGBRegressor (…)" or "binding key provenance.task=…"
     metrics: ModelMetrics | None = None
     experiment: ExperimentRecord | None = None
     plots: dict[str, str] = {}  # name -> file name inside the run folder
     owners: list[str] = []
     production_marker: str | None = None  # the catalog marker that made it a production model
+
+
+@dataclass(frozen=True)
+class ScoreArrays:
+    """The arrays a model's metrics were computed from, which its plots are drawn from; n rows in evaluation order."""
+
+    task: Task
+    y: (
+        np.ndarray
+    )  # binary: 0/1 int8; multiclass: the label keys (str objects, see experiment/task.py); regression: float64
+    baseline: np.ndarray  # binary: (n,) P(positive); multiclass: (n, k), columns in `classes` order; regression: (n,)
+    mutated: np.ndarray  # same shape as baseline; NaN in a failed row
+    failed: np.ndarray  # (n,) bool: inference failed on the mutated row
+    classes: list[str] | None = None  # multiclass: the probability columns' classes; None otherwise
+    tolerance: float | None = None  # regression: |mutated - baseline| beyond which a prediction moved
+
+    def write_plots(self, folder: Path, model_slug: str) -> dict[str, str]:
+        """The task's plots into `folder` (tools/evidence/plots.py); {plot name: file name}."""
+        from tools.evidence.plots import write_plots
+
+        return write_plots(
+            folder,
+            model_slug,
+            self.y,
+            self.baseline,
+            self.mutated,
+            self.failed,
+            task=self.task,
+            classes=self.classes,
+            tolerance=self.tolerance,
+        )
 
 
 @dataclass
@@ -115,7 +150,7 @@ class ModelTest:
     (not part of evidence.json; None when the model was not measured)."""
 
     evidence: ModelEvidence
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # y, baseline, mutated, failed
+    arrays: ScoreArrays | None = None
 
 
 class NotTested(BaseModel):

@@ -8,24 +8,39 @@ numeric column) raises PlanError so the caller can refuse it before anything run
 
 from __future__ import annotations
 
-from policies.engine import Decision, Reason, Verdict, overall_verdict
+from policies.engine import Decision, Policy, Reason, Verdict, load_policy, overall_verdict
+from policies.metrics import ModelMetrics
 from tools.catalog.discovery import Discovery
-from tools.evidence.schema import ExperimentRecord, ModelEvidence, ModelTest, NotTested, SamplingRecord
-from tools.experiment.metrics import compute_metrics
+from tools.evidence.schema import (
+    ExperimentRecord,
+    ModelEvidence,
+    ModelTest,
+    NotTested,
+    SamplingRecord,
+    ScoreArrays,
+)
 from tools.experiment.model_evidence import binding_record, incomplete_evidence
 from tools.experiment.prepare import PreparedModel
-from tools.experiment.runner import BaselineCache, BaselineFailure, run_experiment
+from tools.experiment.runner import BaselineCache, BaselineFailure, ExperimentOutcome, run_experiment
 from tools.mutations import Mutation, MutationTypeError, PlanError, apply_mutation
 
+DEFAULT_TOLERANCE_FRACTION = 0.1  # a policy without regression rules (v1) still gets a regressor's numbers measured
 
-def run_model(prepared: PreparedModel, mutation: Mutation, cache: BaselineCache) -> ModelTest:
+
+def run_model(
+    prepared: PreparedModel, mutation: Mutation, cache: BaselineCache, policy: Policy | None = None
+) -> ModelTest:
     """Inference and metrics. The verdict is left to the policy, applied once, in the graph's `judge` node: until
-    then a measured model reads INCOMPLETE with no reasons."""
-    model, binding = prepared.model, prepared.binding
+    then a measured model reads INCOMPLETE with no reasons. `policy` (default: the packaged default policy) only
+    says how to measure: the regression tolerance and the segment analysis (its rule and bands)."""
+    model, binding, task = prepared.model, prepared.binding, prepared.task
     path = prepared.path
     record = binding_record(binding, prepared.eval_sha256)
     column = prepared.feature_columns[0]
     frame = prepared.frame
+    # A task other than binary changes what the cached arrays hold, so it is part of the key (binary keys are
+    # unchanged, and the same artifact always decides the same task unless a binding key overrides it).
+    data_key = prepared.data_key if task.task == "binary" else f"{prepared.data_key}:{task.task}"
     try:
         for extra_column in prepared.feature_columns[1:]:  # same seed: the same rows change in every copy
             frame = frame.assign(**{extra_column: apply_mutation(frame[extra_column], mutation)})
@@ -37,17 +52,22 @@ def run_model(prepared: PreparedModel, mutation: Mutation, cache: BaselineCache)
             feature_column=column,
             mutation=mutation,
             cache=cache,
-            cache_key=(binding.artifact_sha256, prepared.data_key),
+            cache_key=(binding.artifact_sha256, data_key),
+            task=task,
         )
     except BaselineFailure as exc:
-        return ModelTest(incomplete_evidence(model, "baseline_failure", str(exc), lineage_path=path, binding=record))
-    metrics = compute_metrics(
-        outcome.y_true,
-        outcome.baseline,
-        outcome.mutated.scores,
-        outcome.mutated.failed,
-        threshold=binding.decision_threshold,
-    )
+        return ModelTest(
+            incomplete_evidence(
+                model,
+                "baseline_failure",
+                str(exc),
+                lineage_path=path,
+                binding=record,
+                task=task.task,
+                task_basis=task.basis,
+            )
+        )
+    metrics = _metrics(prepared, outcome, policy or load_policy().policy)
     experiment = ExperimentRecord(
         rows=len(frame),
         rows_changed=outcome.rows_changed,
@@ -59,7 +79,7 @@ def run_model(prepared: PreparedModel, mutation: Mutation, cache: BaselineCache)
         unisolated_rows=outcome.mutated.unisolated_rows,
         error_samples=outcome.mutated.error_samples,
         seconds=outcome.seconds,
-        sampling=_achieved(prepared.sampling, metrics.flip_rate_ci_low, metrics.flip_rate_ci_high),
+        sampling=_achieved(prepared.sampling, *_share_interval(metrics)),
     )
     evidence = ModelEvidence(
         urn=model.urn,
@@ -69,12 +89,53 @@ def run_model(prepared: PreparedModel, mutation: Mutation, cache: BaselineCache)
         feature_column=column,
         lineage_path=path,
         binding=record,
+        task=task.task,
+        task_basis=task.basis,
         metrics=metrics,
         experiment=experiment,
         owners=model.owners,
         production_marker=model.production_evidence,
     )
-    return ModelTest(evidence, (outcome.y_true, outcome.baseline, outcome.mutated.scores, outcome.mutated.failed))
+    arrays = ScoreArrays(
+        task=task.task,
+        y=outcome.y_true,
+        baseline=outcome.baseline,
+        mutated=outcome.mutated.scores,
+        failed=outcome.mutated.failed,
+        classes=list(task.classes) if task.task == "multiclass" and task.classes else None,
+        tolerance=metrics.regression.tolerance if metrics.regression is not None else None,
+    )
+    return ModelTest(evidence, arrays)
+
+
+def _metrics(prepared: PreparedModel, outcome: ExperimentOutcome, policy: Policy) -> ModelMetrics:
+    """The task's metrics on the experiment's arrays. Segments split the evaluation rows as they were before the
+    mutation, by the columns `PreparedModel.segment_columns` names; a policy without a segment rule gets none."""
+    from tools.experiment.task_metrics import compute_task_metrics  # scipy and the task modules: only when measuring
+
+    task = prepared.task
+    bands = policy.segment_bands(task.task)
+    segments = prepared.frame[prepared.segment_columns] if bands is not None else None
+    return compute_task_metrics(
+        task.task,
+        outcome.y_true,
+        outcome.baseline,
+        outcome.mutated.scores,
+        outcome.mutated.failed,
+        threshold=prepared.binding.decision_threshold,
+        classes=list(task.classes) if task.task == "multiclass" and task.classes else None,
+        segments_frame=segments,
+        segment_bands=bands,
+        tolerance_fraction=policy.regression_tolerance_fraction() or DEFAULT_TOLERANCE_FRACTION,
+        segment_rule=policy.segments,
+    )
+
+
+def _share_interval(metrics: ModelMetrics) -> tuple[float | None, float | None]:
+    """The interval of the share the sample size was chosen for: the flip rate, or a regressor's moved share."""
+    if metrics.regression is not None:
+        return metrics.regression.moved_share_ci_low, metrics.regression.moved_share_ci_high
+    return metrics.flip_rate_ci_low, metrics.flip_rate_ci_high
 
 
 def _achieved(sampling: SamplingRecord | None, low: float | None, high: float | None) -> SamplingRecord | None:

@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Final, get_args
 
 from pydantic import BaseModel, ConfigDict
+
+from policies.metrics import Task
 
 ARTIFACT_URI = "provenance.artifact_uri"
 ARTIFACT_SHA256 = "provenance.artifact_sha256"
 EVAL_DATA_URI = "provenance.eval_data_uri"
 LABEL_COLUMN = "provenance.label_column"
 DECISION_THRESHOLD = "provenance.decision_threshold"  # optional; default 0.5
+TASK = "provenance.task"  # optional; binary | multiclass | regression, checked against the pipeline (task.py)
 REQUIRED_KEYS = (ARTIFACT_URI, ARTIFACT_SHA256, EVAL_DATA_URI, LABEL_COLUMN)
 # Written by `provenance bind` for the evidence; optional, never needed to test a model.
 MLFLOW_MODEL = "provenance.mlflow_model"
 MLFLOW_VERSION = "provenance.mlflow_version"
 MLFLOW_RUN_ID = "provenance.mlflow_run_id"
-PICKLE_FORMATS = ("pickle", "cloudpickle")  # MLflow's sklearn serialization formats; both load with pickle
+PICKLE_FORMATS = ("pickle", "cloudpickle")
+TASKS: Final[tuple[Task, ...]] = get_args(Task)  # MLflow's sklearn serialization formats; both load with pickle
 
 
 class BindingError(Exception):
@@ -42,6 +47,7 @@ class ModelBinding(BaseModel):
     eval_data_path: Path  # the local file read as evaluation data
     label_column: str
     decision_threshold: float = 0.5
+    task: Task | None = None  # provenance.task; None: detected from the pipeline (task.py)
     artifact_uri: str | None = None  # as recorded in the catalog
     eval_data_uri: str | None = None
     serialization_format: str | None = None  # MLflow sklearn flavour's format; None: a joblib file
@@ -62,3 +68,14 @@ def parse_threshold(text: str) -> float:
     if not 0 < threshold < 1:
         raise BindingError("bad_binding", f"{DECISION_THRESHOLD} must be a number in (0, 1), got {text!r}")
     return threshold
+
+
+def parse_task(text: str | None) -> Task | None:
+    """The binding's `provenance.task`, validated; None when the key is absent or empty."""
+    if text is None or not text.strip():
+        return None
+    value = text.strip().lower()
+    for task in TASKS:
+        if value == task:
+            return task
+    raise BindingError("bad_binding", f"{TASK} must be one of {', '.join(TASKS)}, got {text!r}")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from policies.engine import Policy
 from tools.catalog.discovery import AffectedModel
 from tools.evidence.schema import ModelEvidence
 from tools.experiment.assess import run_model
@@ -53,17 +54,22 @@ def process_cache() -> SharedBaselineCache:
 
 
 def measure_model(
-    model: AffectedModel, mutation: Mutation, base_dir: Path, staging: Path, cache: BaselineCache
+    model: AffectedModel,
+    mutation: Mutation,
+    base_dir: Path,
+    staging: Path,
+    cache: BaselineCache,
+    policy: Policy | None = None,
 ) -> ModelEvidence:
     """The model's evidence, its plots written into `staging`. Binding problems and failed baselines make it
-    INCOMPLETE (as `prepare_model` and `run_model` decide); a plan that does not fit the data raises PlanError."""
+    INCOMPLETE (as `prepare_model` and `run_model` decide); a plan that does not fit the data raises PlanError.
+    `policy` says how to measure (regression tolerance, segments; `run_model`), never the verdict."""
     from tools.evidence.build import slug
-    from tools.evidence.plots import write_plots
 
     prepared = prepare_model(model, mutation, base_dir)
     if isinstance(prepared, ModelEvidence):
         return prepared
-    test = run_model(prepared, mutation, cache)
+    test = run_model(prepared, mutation, cache, policy)
     if test.arrays is not None:
-        test.evidence.plots = write_plots(staging, slug(test.evidence.name), *test.arrays)
+        test.evidence.plots = test.arrays.write_plots(staging, slug(test.evidence.name))
     return test.evidence

@@ -24,11 +24,17 @@ import pandas as pd
 
 from tools.evidence.schema import SamplingRecord
 from tools.experiment.binding import PICKLE_FORMATS, BindingError, ModelBinding
-from tools.experiment.sampling import METHOD, SampleSpec, stratified_indices
+from tools.experiment.sampling import SampleSpec, stratified_indices
+from tools.experiment.task import TaskDecision, check_labels, label_strata
 
 _HASH_BLOCK = 1 << 20
 _PARQUET_BATCH_ROWS = 65_536
 _CSV_CHUNK_ROWS = 200_000
+# Columns the model does not read are read for segments only when they look like a few categories in the file's
+# first rows: a bounded number, so column-pruned reads stay cheap on wide files (see `segment_candidates`).
+EXTRA_SEGMENT_COLUMNS = 3
+_SNIFF_ROWS = 1_000
+_SNIFF_MAX_DISTINCT = 20
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -53,13 +59,13 @@ def load_verified_pipeline(binding: ModelBinding) -> Any:
             f"artifact {binding.artifact_path}{where} has sha256 {actual}, but the binding records "
             f"{binding.artifact_sha256}; it was not loaded. Re-bind the model or restore the artifact",
         )
-    return unpickle_pipeline(data, binding.serialization_format, str(binding.artifact_path))
+    return unpickle_pipeline(data, binding.serialization_format, str(binding.artifact_path), any_task=True)
 
 
-def unpickle_pipeline(data: bytes, serialization_format: str | None, where: str) -> Any:
-    """Unpickle bytes the caller has already verified (or just hashed) and check they are a classifier.
-    MLflow's `model.pkl` (pickle or cloudpickle) is a plain pickle; anything else is read as joblib (which also
-    reads plain pickles)."""
+def unpickle_pipeline(data: bytes, serialization_format: str | None, where: str, *, any_task: bool = False) -> Any:
+    """Unpickle bytes the caller has already verified (or just hashed) and check they are a classifier (with
+    `any_task`, a model with predict_proba or predict: task.py decides which task). MLflow's `model.pkl` (pickle or
+    cloudpickle) is a plain pickle; anything else is read as joblib (which also reads plain pickles)."""
     try:
         if serialization_format in PICKLE_FORMATS:
             pipeline = pickle.loads(data)
@@ -67,7 +73,12 @@ def unpickle_pipeline(data: bytes, serialization_format: str | None, where: str)
             pipeline = joblib.load(io.BytesIO(data))
     except Exception as exc:  # any unpickling failure means the file is not a usable pipeline
         raise BindingError("not_a_pipeline", f"artifact {where} could not be loaded: {exc}") from exc
-    if not callable(getattr(pipeline, "predict_proba", None)):
+    if any_task and not callable(getattr(pipeline, "predict_proba", getattr(pipeline, "predict", None))):
+        raise BindingError(
+            "not_a_pipeline",
+            f"artifact {where} holds a {type(pipeline).__name__}, not a model with predict_proba or predict",
+        )
+    if not any_task and not callable(getattr(pipeline, "predict_proba", None)):
         raise BindingError(
             "not_a_pipeline",
             f"artifact {where} holds a {type(pipeline).__name__}, not a classifier with predict_proba",
@@ -131,9 +142,17 @@ class EvalData:
     sampling: SamplingRecord | None = None  # None: every row is in `frame`
 
 
-def load_eval_sample(binding: ModelBinding, columns: list[str] | None, spec: SampleSpec) -> EvalData:
+def load_eval_sample(
+    binding: ModelBinding,
+    columns: list[str] | None,
+    spec: SampleSpec,
+    task: TaskDecision | None = None,
+    extra_columns: int = 0,
+) -> EvalData:
     """The evaluation data's `columns` (None: all) plus the label, whole when it has at most `spec.rows` rows (or
-    sampling is off), else a stratified sample of them; see the module docstring for how memory stays bounded."""
+    sampling is off), else a sample stratified by label (by label decile for a regression); see the module docstring
+    for how memory stays bounded. `task` checks the label (None: a 0/1 label, as `check_label`); `extra_columns`
+    adds up to that many other columns that look categorical (`segment_candidates`), for the segment analysis."""
     path, label = binding.eval_data_path, binding.label_column
     if not path.is_file():
         raise BindingError("missing_eval_data", f"evaluation data {path} does not exist")
@@ -143,24 +162,30 @@ def load_eval_sample(binding: ModelBinding, columns: list[str] | None, spec: Sam
         names = _column_names(path)
         if label not in names:
             raise _missing_label(label, path, names)
-        wanted = None if columns is None else [c for c in names if c == label or c in set(columns)]
+        wanted = None
+        if columns is not None:
+            extra = segment_candidates(path, [c for c in names if c != label and c not in set(columns)], extra_columns)
+            wanted = [c for c in names if c == label or c in {*columns, *extra}]
         labels = _read_column(path, label)
-        check_label(labels.to_frame(), label, path)
+        if task is None:
+            check_label(labels.to_frame(), label, path)
+        else:
+            check_labels(task, labels, label, path)
         total = len(labels)
         sampling = None
         if not spec.enabled or total <= spec.rows:
             frame = _read_all(path, wanted)
         else:
-            y = labels.to_numpy().astype(np.int8)
+            strata, strata_names, method = label_strata(labels, task)
             del labels
-            chosen = stratified_indices(y, spec.rows, spec.seed, spec.min_per_class)
+            chosen = stratified_indices(strata, spec.rows, spec.seed, spec.min_per_class)
             frame = _read_rows(path, wanted, chosen)
             sampling = SamplingRecord(
-                method=METHOD,
+                method=method,
                 rows_total=total,
                 rows_used=len(frame),
-                class_counts_total=_class_counts(y),
-                class_counts_used=_class_counts(y[chosen]),
+                class_counts_total=_class_counts(strata, strata_names),
+                class_counts_used=_class_counts(strata[chosen], strata_names),
                 seed=spec.seed,
                 min_per_class=spec.min_per_class,
                 confidence=spec.confidence,
@@ -176,14 +201,39 @@ def load_eval_sample(binding: ModelBinding, columns: list[str] | None, spec: Sam
     return EvalData(frame, digest, sampling)
 
 
+def segment_candidates(path: Path, names: list[str], limit: int) -> list[str]:
+    """Up to `limit` of `names` (in file order) whose first rows hold 2 to 20 distinct text or boolean values: the
+    categorical columns of the file worth a segment analysis although the model does not read them. Numeric and
+    free-text or id-like columns are left unread."""
+    if limit <= 0 or not names:
+        return []
+    if is_parquet(path):
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(path) as parquet:
+            batch = next(parquet.iter_batches(batch_size=_SNIFF_ROWS, columns=names), None)
+        head = pd.DataFrame(columns=names) if batch is None else batch.to_pandas()
+    else:
+        head = pd.read_csv(path, usecols=names, nrows=_SNIFF_ROWS)
+    found = []
+    for name in names:
+        column = head[name]
+        dtype = column.dtype
+        categorical = pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
+        categorical |= pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype)
+        if categorical and 2 <= column.nunique(dropna=True) <= _SNIFF_MAX_DISTINCT:
+            found.append(name)
+    return found[:limit]
+
+
 def _stamp(path: Path) -> tuple[int, int]:
     stat = path.stat()
     return stat.st_size, stat.st_mtime_ns
 
 
-def _class_counts(y: np.ndarray) -> dict[str, int]:
-    values, counts = np.unique(y, return_counts=True)
-    return {str(int(v)): int(n) for v, n in zip(values, counts, strict=True)}
+def _class_counts(strata: np.ndarray, names: list[str]) -> dict[str, int]:
+    values, counts = np.unique(strata, return_counts=True)
+    return {names[int(v)]: int(n) for v, n in zip(values, counts, strict=True)}
 
 
 def _column_names(path: Path) -> list[str]:

@@ -29,9 +29,11 @@ from tools.experiment.binding import (
     MLFLOW_RUN_ID,
     MLFLOW_VERSION,
     PICKLE_FORMATS,
+    TASK,
     BindingError,
     ModelBinding,
     missing_keys,
+    parse_task,
     parse_threshold,
 )
 
@@ -179,6 +181,7 @@ def resolve_binding(custom_properties: dict[str, str], base_dir: Path, cache_dir
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise BindingError("bad_binding", f"{ARTIFACT_SHA256} must be a 64-character hex sha256, got {digest!r}")
     threshold = parse_threshold(custom_properties.get(DECISION_THRESHOLD, "0.5"))
+    task = parse_task(custom_properties.get(TASK))
     cache = cache_dir or base_dir / CACHE_FOLDER
     artifact_uri = custom_properties[ARTIFACT_URI].strip()
     eval_uri = custom_properties[EVAL_DATA_URI].strip()
@@ -189,6 +192,7 @@ def resolve_binding(custom_properties: dict[str, str], base_dir: Path, cache_dir
         eval_data_path=locate_file(eval_uri, base_dir, cache),
         label_column=custom_properties[LABEL_COLUMN].strip(),
         decision_threshold=threshold,
+        task=task,
         artifact_uri=artifact_uri,
         eval_data_uri=eval_uri,
         serialization_format=artifact.serialization_format,

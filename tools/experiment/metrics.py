@@ -47,7 +47,8 @@ class DeLongResult(_Frozen):
     p_value: float
 
 
-def _z(confidence: float) -> float:
+def z_quantile(confidence: float) -> float:
+    """The two-sided normal quantile of a confidence level (1.96 for 0.95); the one check of `confidence`."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     from scipy.special import ndtri  # scipy.stats costs ~0.5 s to import: only when a metric is computed
@@ -142,7 +143,7 @@ def delong_paired(
         from scipy.stats import norm
 
         p = float(2.0 * norm.sf(abs(z)))
-    half = _z(confidence) * se
+    half = z_quantile(confidence) * se
     return DeLongResult(
         auc_a=auc_a, auc_b=auc_b, delta=delta, se=se, ci_low=delta - half, ci_high=delta + half, z=z, p_value=p
     )
@@ -152,11 +153,19 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     """Wilson score interval for a proportion (Newcombe 1998), by scipy's binomtest; exact 0 / 1 at the ends."""
     if n <= 0 or not 0 <= successes <= n:
         raise ValueError(f"need n > 0 and 0 <= successes <= n, got successes={successes}, n={n}")
-    _z(confidence)  # the same "confidence must be in (0, 1)" error as everywhere else in this module
+    z_quantile(confidence)  # the same "confidence must be in (0, 1)" error as everywhere else in this module
     from scipy.stats import binomtest
 
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+def bin_counts(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Rows per bin, bin i holding the values with exactly i edges <= value (sorted, unique ``edges``): the same
+    integers as ``np.bincount(np.searchsorted(edges, values, side="right"))``, NaN in the last bin included, by one
+    comparison pass per edge, which is ~10x faster than a binary search per value on unsorted data."""
+    below = [np.count_nonzero(values < edge) for edge in edges]  # values < edge_j: the bins before j+1
+    return np.diff(np.array([0, *below, len(values)], dtype=np.int64))
 
 
 def psi(baseline_scores: np.ndarray, mutated_scores: np.ndarray, bins: int = 10) -> float:
@@ -173,9 +182,8 @@ def psi(baseline_scores: np.ndarray, mutated_scores: np.ndarray, bins: int = 10)
     if bins < 2:
         raise ValueError(f"bins must be >= 2, got {bins}")
     edges = np.unique(np.quantile(base, np.linspace(0.0, 1.0, bins + 1)[1:-1]))
-    k = len(edges) + 1
-    expected = np.bincount(np.searchsorted(edges, base, side="right"), minlength=k) / len(base)
-    actual = np.bincount(np.searchsorted(edges, mut, side="right"), minlength=k) / len(mut)
+    expected = bin_counts(base, edges) / len(base)
+    actual = bin_counts(mut, edges) / len(mut)
     expected, actual = np.maximum(expected, PSI_EPSILON), np.maximum(actual, PSI_EPSILON)
     return float(np.sum((actual - expected) * np.log(actual / expected)))
 
@@ -198,7 +206,7 @@ def compute_metrics(
     n = len(y)
     if n == 0:
         raise ValueError("no rows to compute metrics on")
-    _z(confidence)
+    z_quantile(confidence)
     fail = fail | ~np.isfinite(base) | ~np.isfinite(mut)  # a NaN score is a failure, not a number to average
     ok = ~fail
     ys, bs, ms = y[ok], base[ok], mut[ok]

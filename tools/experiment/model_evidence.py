@@ -34,6 +34,7 @@ def binding_record(binding: ModelBinding, eval_sha256: str | None = None) -> Bin
         eval_data_sha256=eval_sha256,
         label_column=binding.label_column,
         decision_threshold=binding.decision_threshold,
+        task=binding.task,
         artifact_uri=binding.artifact_uri,
         eval_data_uri=binding.eval_data_uri,
         mlflow_model=binding.mlflow_model,

@@ -19,10 +19,11 @@ from policies.engine import Reason, Verdict
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.evidence.schema import ModelEvidence, SamplingRecord
 from tools.experiment.binding import BindingError, ModelBinding
-from tools.experiment.loading import expected_columns, load_eval_sample, load_verified_pipeline
+from tools.experiment.loading import EXTRA_SEGMENT_COLUMNS, expected_columns, load_eval_sample, load_verified_pipeline
 from tools.experiment.locate import resolve_binding
 from tools.experiment.model_evidence import binding_record, incomplete_evidence
 from tools.experiment.sampling import SampleSpec
+from tools.experiment.task import TaskDecision, decide_task
 from tools.mutations import Kind, Mutation, check_compatible
 from tools.settings import load_settings
 
@@ -54,7 +55,15 @@ class PreparedModel:
     input_columns: list[str]
     feature_columns: list[str]
     path: list[LineageStep]
+    task: TaskDecision
     sampling: SamplingRecord | None = None  # None: `frame` holds every row of the evaluation data
+
+    @property
+    def segment_columns(self) -> list[str]:
+        """What the segment analysis may split the rows by: the model's inputs, then the other columns `frame`
+        holds besides the label (the file's categorical columns `load_eval_sample` added)."""
+        extra = [c for c in self.frame.columns if c not in self.input_columns and c != self.binding.label_column]
+        return [*self.input_columns, *extra]
 
     @property
     def data_key(self) -> str:
@@ -99,12 +108,18 @@ def prepare_model(
     record = binding_record(binding)
     try:
         pipeline = load_verified_pipeline(binding)
-        declared = expected_columns(pipeline)
-        # Only what the model reads and the lineage names (all columns when the pipeline records no names).
-        needed = None if declared is None else sorted({*declared, *(f.column for f in model.features)})
-        data = load_eval_sample(binding, needed, sampling or sample_spec())
+        task = decide_task(pipeline, binding.task)
     except BindingError as exc:
         return incomplete_evidence(model, exc.code, str(exc), lineage_path=path, binding=record)
+    known: dict[str, Any] = {"task": task.task, "task_basis": task.basis}  # later records say what it was taken for
+    declared = expected_columns(pipeline)
+    # Only what the model reads and the lineage names (all columns when the pipeline records no names), plus a few
+    # categorical columns for the segment analysis.
+    needed = None if declared is None else sorted({*declared, *(f.column for f in model.features)})
+    try:
+        data = load_eval_sample(binding, needed, sampling or sample_spec(), task, EXTRA_SEGMENT_COLUMNS)
+    except BindingError as exc:
+        return incomplete_evidence(model, exc.code, str(exc), lineage_path=path, binding=record, **known)
     frame, eval_sha256 = data.frame, data.sha256
     record = binding_record(binding, eval_sha256)
     if runs and declared is None:
@@ -115,6 +130,7 @@ def prepare_model(
             "names (feature_names_in_), so whether it reads the field is unknown; fit it on a pandas DataFrame",
             lineage_path=path,
             binding=record,
+            **known,
         )
     used_runs = [f for f in runs if declared is not None and f.column in declared]
     if runs and not features and not used_runs:
@@ -134,6 +150,8 @@ def prepare_model(
             binding=record,
             owners=model.owners,
             production_marker=model.production_evidence,
+            task=task.task,
+            task_basis=task.basis,
         )
     untransformed = _non_identity(model, used_runs)
     if untransformed is not None:
@@ -151,6 +169,7 @@ def prepare_model(
             "that the model or the lineage needs",
             lineage_path=path,
             binding=record,
+            **known,
         )
     unused = [c for c in feature_columns if c not in input_columns]
     if unused:
@@ -160,6 +179,7 @@ def prepare_model(
             f"lineage says the model consumes {unused}, but the pipeline's inputs are {input_columns}",
             lineage_path=path,
             binding=record,
+            **known,
         )
     for column in feature_columns:
         check_compatible(mutation, frame[column])  # PlanError here is the caller's to refuse
@@ -172,6 +192,7 @@ def prepare_model(
         input_columns=input_columns,
         feature_columns=feature_columns,
         path=path,
+        task=task,
         sampling=data.sampling,
     )
 

@@ -7,6 +7,10 @@ bad row costs its own prediction, not the run. Changed rows whose new value is m
 class: when the whole class fails and three sampled rows fail alone too, the class is counted as failed
 without bisecting every row (bisection costs ~2 predict calls per failing row; `value_class_rows` records
 how many rows were attributed this way).
+
+What a row's score is depends on the task (task.py): P(class 1) for a binary classifier (1-D), the `predict_proba`
+row for a multiclass one (2-D, columns in `classes_` order), the prediction for a regressor (1-D). Failure capture
+is row-wise either way: a failed or non-finite row is NaN across its whole score.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tools.experiment.task import TaskDecision
 from tools.mutations import Mutation, apply_mutation, check_compatible
 
 DEFAULT_CHUNK_ROWS = 20_000  # bounds peak memory to a small multiple of one chunk's transform
@@ -26,6 +31,8 @@ DEFAULT_CHUNK_ROWS = 20_000  # bounds peak memory to a small multiple of one chu
 # counted as failed together and the evidence says so.
 ISOLATION_CALL_BUDGET = 4_000
 _MAX_ERROR_SAMPLES = 5
+# A model without classes_ that has predict_proba: binary, column 1 the positive class (the behaviour before tasks).
+BINARY = TaskDecision("binary", "predict_proba without classes_: column 1 positive")
 
 
 class BaselineFailure(Exception):
@@ -34,7 +41,7 @@ class BaselineFailure(Exception):
 
 @dataclass
 class InferenceResult:
-    scores: np.ndarray  # P(class 1); NaN where failed
+    scores: np.ndarray  # per the task (module docstring): (n,) or (n, k); NaN where failed
     failed: np.ndarray  # bool per row
     error_samples: list[str] = field(default_factory=list)
     predict_calls: int = 0
@@ -53,14 +60,30 @@ class ExperimentOutcome:
 
 
 class _Scorer:
-    def __init__(self, pipeline: Any, columns: list[str]) -> None:
+    def __init__(self, pipeline: Any, columns: list[str], task: TaskDecision) -> None:
         self.pipeline = pipeline
         self.columns = columns
+        self.task = task
         self.calls = 0
 
     def __call__(self, frame: pd.DataFrame) -> np.ndarray:
         self.calls += 1
+        if self.task.task == "regression":
+            predicted = np.asarray(self.pipeline.predict(frame[self.columns]), dtype=np.float64)
+            if predicted.ndim == 2 and predicted.shape[1] == 1:  # some wrappers return a column vector
+                predicted = predicted[:, 0]
+            if predicted.shape != (len(frame),):
+                raise ValueError(
+                    f"predict returned shape {predicted.shape} for {len(frame)} rows; expected one value each"
+                )
+            return predicted
         proba = np.asarray(self.pipeline.predict_proba(frame[self.columns]), dtype=np.float64)
+        if self.task.task == "multiclass":
+            if proba.shape != (len(frame), self.task.width):
+                raise ValueError(
+                    f"predict_proba returned shape {proba.shape} for {len(frame)} rows and {self.task.width} classes"
+                )
+            return proba
         return proba[:, 1] if proba.ndim == 2 else proba
 
 
@@ -72,12 +95,13 @@ def score_frame(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     suspects: np.ndarray | None = None,
     missing: np.ndarray | None = None,
+    task: TaskDecision = BINARY,
 ) -> InferenceResult:
     """Score every row; rows not in `suspects` are assumed to score (used only to narrow failures)."""
     n = len(frame)
-    scores = np.full(n, np.nan)
+    scores = np.full((n, task.width) if task.task == "multiclass" else n, np.nan)
     failed = np.zeros(n, dtype=bool)
-    scorer = _Scorer(pipeline, columns)
+    scorer = _Scorer(pipeline, columns, task)
     errors: list[str] = []
     unisolated = 0
     by_value_class = 0
@@ -157,11 +181,15 @@ def score_frame(
                 isolate_missing(rows[missing[rows]])
                 rows = rows[~missing[rows]]
             isolate(rows)
-    bad_output = ~np.isfinite(scores) & ~failed
+    finite = np.isfinite(scores)
+    bad_output = ~(finite.all(axis=1) if scores.ndim == 2 else finite) & ~failed
     if bad_output.any():
         failed |= bad_output
+        if scores.ndim == 2:  # a row is one outcome: NaN across it, as a row that raised
+            scores[bad_output] = np.nan
         if len(errors) < _MAX_ERROR_SAMPLES:
-            errors.append(f"{int(bad_output.sum())} rows returned NaN or infinite probabilities")
+            what = "predictions" if task.task == "regression" else "probabilities"
+            errors.append(f"{int(bad_output.sum())} rows returned NaN or infinite {what}")
     return InferenceResult(
         scores=scores,
         failed=failed,
@@ -183,7 +211,8 @@ def changed_rows(before: pd.Series, after: pd.Series) -> np.ndarray:
 
 
 class BaselineCache:
-    """Baseline scores per (artifact sha256, eval data sha256); the baseline never depends on the mutation."""
+    """Baseline scores per (artifact sha256, eval data sha256), of either shape (1-D, or (n, k) for a multiclass
+    model): the baseline never depends on the mutation, and the artifact's bytes fix its task."""
 
     def __init__(self) -> None:
         self._scores: dict[tuple[str, str], np.ndarray] = {}
@@ -208,12 +237,13 @@ def run_experiment(
     cache: BaselineCache,
     cache_key: tuple[str, str],
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    task: TaskDecision = BINARY,
 ) -> ExperimentOutcome:
     timings: dict[str, float] = {}
     started = time.perf_counter()
 
     def baseline_scores() -> np.ndarray:
-        result = score_frame(pipeline, frame, columns, chunk_rows=chunk_rows)
+        result = score_frame(pipeline, frame, columns, chunk_rows=chunk_rows, task=task)
         if result.failed.any():
             raise BaselineFailure(
                 f"the model fails on {int(result.failed.sum())} unmutated evaluation rows "
@@ -237,11 +267,17 @@ def run_experiment(
     if pd.api.types.is_numeric_dtype(mutated_column.dtype):
         missing |= ~np.isfinite(mutated_column.to_numpy(dtype=np.float64, na_value=np.nan))
     mutated = score_frame(
-        pipeline, mutated_frame, columns, chunk_rows=chunk_rows, suspects=suspects, missing=missing & suspects
+        pipeline,
+        mutated_frame,
+        columns,
+        chunk_rows=chunk_rows,
+        suspects=suspects,
+        missing=missing & suspects,
+        task=task,
     )
     timings["mutated"] = time.perf_counter() - started
     return ExperimentOutcome(
-        y_true=frame[label_column].to_numpy().astype(np.int8),
+        y_true=task.label_array(frame[label_column]),
         baseline=baseline,
         mutated=mutated,
         rows_changed=int(suspects.sum()),

@@ -149,6 +149,8 @@ class Comparer:
                 continue
             subject = f"model {rec.name}"
             self.check(i, f"{subject} · verdict", str(rec.verdict), str(cur.verdict))
+            if rec.task is not None:  # traces recorded before tasks have none; their metrics say "binary"
+                self.check(i, f"{subject} · task", rec.task, cur.task)
             self.check(i, f"{subject} · reasons", [r.code for r in rec.reasons], [r.code for r in cur.reasons])
             if rec.verdict != cur.verdict:
                 worst = [r.message for r in cur.reasons if r.severity == cur.verdict]
@@ -178,8 +180,20 @@ class Comparer:
             if (rec is None) != (cur is None):
                 self.diff(i, f"{subject} · metrics", "measured" if rec else "none", "measured" if cur else "none")
             return
-        for name in ModelMetrics.model_fields:
-            self.check(i, f"{subject} · metric {name}", getattr(rec, name), getattr(cur, name))
+        self._tree(i, subject, "", rec.model_dump(), cur.model_dump())
+
+    def _tree(self, i: int, subject: str, path: str, rec: Any, cur: Any) -> None:
+        """Every metric down to its leaves, so a task's nested numbers (``regression.mae_delta``,
+        ``segments.worst.p_adjusted``, ``multiclass.per_class_flip_rate.high``) get the float tolerance and are
+        named on their own; a list whose length changed is one difference."""
+        if isinstance(rec, dict) and isinstance(cur, dict):
+            for key in [*rec, *(k for k in cur if k not in rec)]:
+                self._tree(i, subject, f"{path}.{key}" if path else str(key), rec.get(key), cur.get(key))
+        elif isinstance(rec, list) and isinstance(cur, list) and len(rec) == len(cur):
+            for n, (a, b) in enumerate(zip(rec, cur, strict=True)):
+                self._tree(i, subject, f"{path}[{n}]", a, b)
+        else:
+            self.check(i, f"{subject} · metric {path}", rec, cur)
 
     def _affected(self, i: int, recorded: list[AffectedModelRecord], now: list[AffectedModelRecord]) -> None:
         by_urn = {m.urn: m for m in now}

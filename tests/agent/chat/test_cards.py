@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.chat.cards import publication_markdown, run_files, verdict_card
+from agent.chat.cards import metrics_line, publication_markdown, run_files, verdict_card
 from agent.state import ApprovalRequest
 from policies.engine import Verdict
-from tests.agent.chat.helpers import DATASET_URN, MODEL_URN, fraud_model
+from tests.agent.chat.helpers import DATASET_URN, MODEL_URN, fraud_metrics, fraud_model
+from tests.tools.evidence import task_examples
 from tools.evidence.schema import (
     ChangeRequest,
     Evidence,
@@ -70,6 +71,29 @@ def test_card_of_an_unmeasured_model_and_the_run_files(tmp_path: Path) -> None:
     folder = runs_dir(tmp_path) / evidence.run_id
     assert plots == [folder / "fraud_detector-roc.png"]
     assert (evidence_json, report) == (folder / "evidence.json", folder / "report.md")
+
+
+def test_card_of_a_run_with_two_tasks_shows_each_tasks_metrics(tmp_path: Path) -> None:
+    regression = task_examples.regression_metrics(segments=task_examples.segments("moved_share"))
+    evidence = _evidence(tmp_path, [fraud_model(), task_examples.model("review_time", regression)])
+    card = verdict_card(tmp_path, evidence)
+    binary, rest = card.split("| Model | Verdict | Moved (95% CI)")
+    assert "| fraud\\_detector | ⛔ BLOCK | 78.8% (77.8% – 79.7%) | 0.899 → 0.727 |" in binary
+    assert "AUC" not in rest.split("**Why**")[0]  # nothing of a classifier next to the regressor
+    assert "| review\\_time | ⛔ BLOCK | 40.0% (39.0% – 41.0%) | 0.8325 → 1,843 |" in rest
+    assert "- **review\\_time**: region=north \\(12\\.1% of rows\\)\\: moved share 30\\.4%" in rest
+
+
+def test_metrics_line_per_task() -> None:
+    assert metrics_line(fraud_metrics()) == "flips 78.8%, ΔAUC -0.173, PSI 7.31, failures 0.0%"
+    assert metrics_line(task_examples.regression_metrics()) == (
+        "MAE 0.8325 → 1,843 (+221310.0%), moved 40.0%, PSI 5.12, failures 0.1%"
+    )
+    assert metrics_line(task_examples.multiclass_metrics(segments=task_examples.segments())) == (
+        "flips 7.0%, accuracy 91.2% → 85.1%, macro-F1 0.884 → 0.801, PSI 0.21, failures 0.1%; "
+        "worst segment region=north: flip rate 30.4%"
+    )
+    assert metrics_line(None) == "not measured"
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from agent.schemas import FieldContext, Intent, RouteDecision
 from agent.state import ApprovalDecision
 from policies.engine import Verdict
 from tests.agent.chat.helpers import DATASET_URN, fraud_model
+from tests.tools.evidence import task_examples
 from tools.evidence.schema import PlanRecord, StageFailure
 
 
@@ -40,6 +41,16 @@ def test_each_node_becomes_a_step_with_its_input_and_output() -> None:
     resumed = StepNarrator(run_id="r1").view("approval", {"approval": ApprovalDecision(decision="reject")})
     assert resumed is not None and (resumed.input, resumed.output) == ("run r1", "reject by unknown")
     assert narrator.view("respond", {}) == StepView(name="respond", input="", output="(no change)")
+
+
+def test_the_measure_step_shows_each_models_task_metrics() -> None:
+    regression = task_examples.model("review_time", task_examples.regression_metrics())
+    measured = StepNarrator().view("experiment.measure", {"model_results": [fraud_model(), regression]})
+    assert measured is not None
+    assert measured.output.splitlines() == [
+        "- fraud_detector: flips 78.8%, ΔAUC -0.173, PSI 7.31, failures 0.0%",
+        "- review_time: MAE 0.8325 → 1,843 (+221310.0%), moved 40.0%, PSI 5.12, failures 0.1%",
+    ]
 
 
 def test_a_step_whose_node_failed_is_an_error_showing_only_the_new_failure() -> None:

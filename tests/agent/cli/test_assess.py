@@ -28,7 +28,7 @@ from agent.assessment import AssessmentResult, assess_change
 from agent.cli import main
 from agent.context import AgentContext, CatalogHandle
 from policies.engine import DEFAULT_POLICY_PATH, Policy, Verdict, load_policy
-from seed.catalog import CONTROL_MODEL_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN
+from seed.catalog import CONTROL_MODEL_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from seed.model import read_eval_frame
 from tools.evidence.schema import ModelEvidence
 from tools.experiment.metrics import ModelMetrics
@@ -78,7 +78,8 @@ ASSESS = ("assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount")
 CLI_CASES: dict[str, tuple[str, ...]] = {
     "scale": (*ASSESS, "--op", "scale", "--param", "factor=100", "--fraction", "1", "--no-publish", "--json"),
     "round": (*ASSESS, "--op", "round", "--param", "decimals=2", "--no-publish", "--json"),
-    "tampered": (*ASSESS, "--op", "scale", "--param", "factor=100", "--no-publish", "--json"),
+    # round changes nothing: the regressor next to the tampered model PASSes, so the exit code is the tampered one's
+    "tampered": (*ASSESS, "--op", "round", "--param", "decimals=2", "--no-publish", "--json"),
 }
 
 
@@ -113,13 +114,13 @@ def cli_runs(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) ->
     pool.shutdown(wait=True, cancel_futures=True)  # queued runs no test waited for are dropped
 
 
-def test_scale_100_blocks_fraud_detector(cli_runs: dict[str, CliRun]) -> None:
+def test_scale_100_blocks_both_amount_models(cli_runs: dict[str, CliRun]) -> None:
     code, out, err = cli_runs["scale"].wait()
     assert code == 20, err
     summary = json.loads(out)  # stdout is the JSON document alone; logs go to stderr
 
     assert summary["verdict"] == "BLOCK"
-    assert [m["urn"] for m in summary["models"]] == [FRAUD_MODEL_URN]
+    assert [m["urn"] for m in summary["models"]] == [FRAUD_MODEL_URN, REVIEW_MODEL_URN]
     assert CONTROL_MODEL_URN not in out  # merchant_risk_scorer never reads amount
     model = summary["models"][0]
     assert model["verdict"] == "BLOCK"
@@ -129,9 +130,13 @@ def test_scale_100_blocks_fraud_detector(cli_runs: dict[str, CliRun]) -> None:
     policy = load_policy()
     assert expected_verdict(metrics, policy.policy) == Verdict.BLOCK
     assert summary["reasons"] and "fraud_detector: BLOCK" in summary["reasons"][0]
+    review = summary["models"][1]  # the regressor: judged on its errors, never on an AUC
+    assert review["verdict"] == "BLOCK" and review["metrics"]["task"] == "regression"
+    assert review["metrics"]["auc_delta"] is None and review["metrics"]["regression"]["moved_share"] > 0.99
+    assert any(reason.startswith("MAE ") for reason in review["reasons"])
 
     assert summary["policy"]["sha256"] == hashlib.sha256(DEFAULT_POLICY_PATH.read_bytes()).hexdigest()
-    assert summary["policy"]["name"] == "default" and summary["policy"]["version"] == 1
+    assert summary["policy"]["name"] == "default" and summary["policy"]["version"] == 2
     assert summary["publication"]["status"] == "not_requested"
 
     folder = Path(summary["evidence"]["folder"])
@@ -156,9 +161,11 @@ def test_round_to_cents_passes(cli_runs: dict[str, CliRun], seeded_template: Pat
     assert code == 0, err
     summary = json.loads(out)
     assert summary["verdict"] == "PASS"
-    (model,) = summary["models"]
+    model, review = summary["models"]
     assert model["urn"] == FRAUD_MODEL_URN and model["verdict"] == "PASS"
     assert model["metrics"]["flips"] == 0 and model["metrics"]["prob_shift_max"] == 0
+    assert review["urn"] == REVIEW_MODEL_URN and review["verdict"] == "PASS"
+    assert review["metrics"]["regression"]["moved"] == 0
     assert Path(summary["evidence"]["json"]).is_file()
 
 
@@ -167,9 +174,10 @@ def test_tampered_artifact_is_incomplete(cli_runs: dict[str, CliRun]) -> None:
     assert code == 30, err
     summary = json.loads(out)
     assert summary["verdict"] == "INCOMPLETE"
-    (model,) = summary["models"]
+    model, review = summary["models"]
     assert model["urn"] == FRAUD_MODEL_URN and model["verdict"] == "INCOMPLETE"
     assert model["metrics"] is None  # nothing was measured with an unverified artifact
+    assert review["urn"] == REVIEW_MODEL_URN and review["verdict"] == "PASS"  # its own artifact is intact
     evidence = json.loads(Path(summary["evidence"]["json"]).read_text())
     assert [r["code"] for r in evidence["models"][0]["reasons"]] == ["hash_mismatch"]
     assert "was not loaded" in model["reasons"][0]
@@ -323,7 +331,12 @@ def test_null_inject_tests_both_production_models(assessed: dict[str, Assessment
 @pytest.mark.parametrize("seed", SEEDS)
 def test_scale_100_blocks_for_every_seed(assessed: dict[str, AssessmentResult], seed: int) -> None:
     result = assessed[f"scale-{seed}"]
-    (model,) = result.evidence.models
+    models = _by_name(result)
+    assert set(models) == {"fraud_detector", "review_time_estimator"}
+    review = models["review_time_estimator"]
+    assert review.verdict == Verdict.BLOCK and review.experiment is not None
+    assert review.experiment.rows_changed == EVAL_ROWS // 2  # the same seed changes the same rows in both models
+    model = models["fraud_detector"]
     assert model.urn == FRAUD_MODEL_URN
     assert model.verdict == result.evidence.verdict == Verdict.BLOCK
     assert model.metrics is not None and model.experiment is not None
@@ -334,7 +347,9 @@ def test_scale_100_blocks_for_every_seed(assessed: dict[str, AssessmentResult], 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_round_2_passes_for_every_seed(assessed: dict[str, AssessmentResult], seed: int) -> None:
     result = assessed[f"round-{seed}"]
-    (model,) = result.evidence.models
+    models = _by_name(result)
+    assert models["review_time_estimator"].verdict == Verdict.PASS
+    model = models["fraud_detector"]
     assert model.verdict == result.evidence.verdict == Verdict.PASS
     assert model.metrics is not None and model.experiment is not None
     assert model.experiment.rows_changed == 0 and model.metrics.flips == 0
@@ -342,7 +357,7 @@ def test_round_2_passes_for_every_seed(assessed: dict[str, AssessmentResult], se
 
 def test_seeds_choose_different_rows(assessed: dict[str, AssessmentResult]) -> None:
     """The seed loop above is meaningful: different seeds mutate different halves of the data."""
-    metrics = [assessed[f"scale-{s}"].evidence.models[0].metrics for s in SEEDS]
+    metrics = [_by_name(assessed[f"scale-{s}"])["fraud_detector"].metrics for s in SEEDS]
     flips = [m.flips for m in metrics if m is not None]
     shifts = [m.prob_shift_mean for m in metrics if m is not None]
     assert len(flips) == len(SEEDS)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent.cli import main
-from seed.catalog import CONTROL_MODEL_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN
+from seed.catalog import CONTROL_MODEL_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 
 
 def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -26,7 +26,7 @@ def test_lineage_json(seeded_home: Path) -> None:
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
     production = [m["urn"] for m in payload["models"] if m["production"]]
-    assert production == [FRAUD_MODEL_URN]
+    assert production == [FRAUD_MODEL_URN, REVIEW_MODEL_URN]
     assert CONTROL_MODEL_URN not in [m["urn"] for m in payload["models"]]
     assert payload["mcp_calls"] > 0
 

@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN
+from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from tools.catalog.served import STATE_FILE
 
 ASSESS = ["assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param", "factor=100"]
@@ -71,7 +71,7 @@ def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_templ
 
     assert found.returncode == 0, found.stderr
     payload = json.loads(found.stdout)
-    assert [m["urn"] for m in payload["models"] if m["production"]] == [FRAUD_MODEL_URN]
+    assert [m["urn"] for m in payload["models"] if m["production"]] == [FRAUD_MODEL_URN, REVIEW_MODEL_URN]
     assert payload["catalog"].startswith("served catalog: MCP ") and str(state["mcp_url"]) in payload["catalog"]
     assert f"reusing the served catalog: MCP {state['mcp_url']}" in found.stderr
 

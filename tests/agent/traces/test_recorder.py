@@ -47,10 +47,15 @@ def test_the_conversation_is_recorded_turn_by_turn(recorded: Recorded) -> None:
         and ask.outcome.plan_record.mutation.op == "scale"
     )
     assert ask.outcome.verdict == "BLOCK" and ask.outcome.pending is not None
-    (model,) = ask.outcome.models
+    model, review = ask.outcome.models  # the classifier and the regressor downstream of amount
     assert model.urn == FRAUD_MODEL_URN and model.verdict == "BLOCK" and model.metrics is not None
     assert model.binding is not None and model.binding.eval_data_sha256
-    assert {m.name for m in ask.outcome.affected_models} == {"fraud_detector", "fraud_detector_challenger"}
+    assert review.name == "review_time_estimator" and review.verdict == "BLOCK" and review.task == "regression"
+    assert {m.name for m in ask.outcome.affected_models} == {
+        "fraud_detector",
+        "fraud_detector_challenger",
+        "review_time_estimator",
+    }
     assert decide.outcome.publication is not None and decide.outcome.publication.status == "published"
     assert trace.publication_status == "published" and trace.verdict == "BLOCK"
 

@@ -13,6 +13,7 @@ from seed.catalog import (
     FRAUD_MODEL_URN,
     KAFKA_TOPIC_URN,
     POSTGRES_TABLE_URN,
+    REVIEW_MODEL_URN,
     feature_urn,
 )
 from tools.catalog.connection import open_catalog
@@ -33,27 +34,29 @@ def _discover(settings: ProvenanceSettings, dataset: str, field: str) -> Discove
     return asyncio.run(run())
 
 
-def test_postgres_amount_reaches_fraud_detector_but_never_the_control(settings: ProvenanceSettings) -> None:
+def test_postgres_amount_reaches_both_amount_models_but_never_the_control(settings: ProvenanceSettings) -> None:
     found = _discover(settings, POSTGRES_TABLE_URN, "amount")
     assert found.precision == "column"
-    assert [m.urn for m in found.production_models] == [FRAUD_MODEL_URN]
+    assert [m.urn for m in found.production_models] == [FRAUD_MODEL_URN, REVIEW_MODEL_URN]
     assert [m.urn for m in found.other_models] == [CHALLENGER_MODEL_URN]
     assert CONTROL_MODEL_URN not in [m.urn for m in found.models]
-    feature = found.production_models[0].features[0]
-    assert feature.urn == feature_urn("txn_amount")
-    assert [(s.dataset_urn, s.column, s.transform) for s in feature.path] == [
-        (POSTGRES_TABLE_URN, "amount", None),
-        (FEATURE_TABLE_DATASET_URN, "txn_amount", "IDENTITY"),
-    ]
-    assert feature.non_identity_transforms == []
+    for model in found.production_models:  # the classifier and the regressor share the renamed feature
+        feature = model.features[0]
+        assert feature.urn == feature_urn("txn_amount")
+        assert [(s.dataset_urn, s.column, s.transform) for s in feature.path] == [
+            (POSTGRES_TABLE_URN, "amount", None),
+            (FEATURE_TABLE_DATASET_URN, "txn_amount", "IDENTITY"),
+        ]
+        assert feature.non_identity_transforms == []
     assert found.mcp_calls <= 10
 
 
 def test_kafka_amount_reaches_the_same_model_over_more_hops(settings: ProvenanceSettings) -> None:
     found = _discover(settings, KAFKA_TOPIC_URN, "amount")
-    assert [m.urn for m in found.production_models] == [FRAUD_MODEL_URN]
-    path = found.production_models[0].features[0].path
-    assert [s.dataset_urn for s in path] == [KAFKA_TOPIC_URN, POSTGRES_TABLE_URN, FEATURE_TABLE_DATASET_URN]
+    assert [m.urn for m in found.production_models] == [FRAUD_MODEL_URN, REVIEW_MODEL_URN]
+    for model in found.production_models:
+        path = model.features[0].path
+        assert [s.dataset_urn for s in path] == [KAFKA_TOPIC_URN, POSTGRES_TABLE_URN, FEATURE_TABLE_DATASET_URN]
 
 
 def test_a_field_used_by_the_control_finds_both_production_models(settings: ProvenanceSettings) -> None:

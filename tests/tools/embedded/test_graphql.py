@@ -40,6 +40,8 @@ from seed.catalog import (
     PII_TAG_URN,
     POSTGRES_TABLE_URN,
     PRODUCTION_TAG_URN,
+    REVIEW_MODEL_GROUP_URN,
+    REVIEW_MODEL_URN,
     STATUS_TAG_URNS,
     TIER1_TAG_URN,
     feature_urn,
@@ -49,8 +51,8 @@ from tools.embedded.store import LiteStore
 
 PASS, BLOCK = STATUS_TAG_URNS["PASS"], STATUS_TAG_URNS["BLOCK"]
 FEATURES = sorted(feature_urn(name) for name in FEATURE_NAMES)
-MODELS = sorted([FRAUD_MODEL_URN, CONTROL_MODEL_URN, CHALLENGER_MODEL_URN])
-GROUPS = sorted([MODEL_GROUP_URN, CONTROL_MODEL_GROUP_URN])
+MODELS = sorted([FRAUD_MODEL_URN, CONTROL_MODEL_URN, CHALLENGER_MODEL_URN, REVIEW_MODEL_URN])
+GROUPS = sorted([MODEL_GROUP_URN, CONTROL_MODEL_GROUP_URN, REVIEW_MODEL_GROUP_URN])
 
 TAGS_MUTATION = {
     "add": "mutation batchAddTags($input: BatchAddTagsInput!) {\n    batchAddTags(input: $input)\n}",
@@ -257,9 +259,9 @@ def test_column_lineage_degree_filter(api: GraphQLApi) -> None:
 def test_dataset_lineage_from_feature_dataset_reaches_features_then_models(api: GraphQLApi) -> None:
     two = lineage(api, FEATURE_TABLE_DATASET_URN, upstream=False, max_hops=2)
     assert hits(two) == [(f, "MLFEATURE", 1) for f in FEATURES] + [(mm, "MLMODEL", 2) for mm in MODELS]
-    assert two["total"] == 9
+    assert two["total"] == 10
     assert two["facets"][0]["field"] == "_entityType"
-    assert {a["value"]: a["count"] for a in two["facets"][0]["aggregations"]} == {"MLFEATURE": 6, "MLMODEL": 3}
+    assert {a["value"]: a["count"] for a in two["facets"][0]["aggregations"]} == {"MLFEATURE": 6, "MLMODEL": 4}
     assert all(not r["paths"] for r in two["searchResults"])
 
     three = lineage(api, FEATURE_TABLE_DATASET_URN, upstream=False, max_hops=3)
@@ -298,11 +300,11 @@ def test_lineage_types_filter(api: GraphQLApi) -> None:
     variables["input"]["types"] = ["MLMODEL"]
     result = api.execute(entity_details_fragment_gql, variables, "GetEntityLineage")["searchAcrossLineage"]
     assert hits(result) == [(mm, "MLMODEL", 2) for mm in MODELS]
-    assert result["total"] == 3
+    assert result["total"] == 4
     variables["input"]["types"] = ["MLMODEL_GROUP", "MLFEATURE"]
     result = api.execute(entity_details_fragment_gql, variables, "GetEntityLineage")["searchAcrossLineage"]
     assert {t for _, t, _ in hits(result)} == {"MLMODEL_GROUP", "MLFEATURE"}
-    assert result["total"] == 8
+    assert result["total"] == 9
 
 
 def test_lineage_entity_type_filter_as_the_mcp_server_sends_it(api: GraphQLApi) -> None:
@@ -317,10 +319,10 @@ def test_lineage_paging(api: GraphQLApi) -> None:
         variables = lineage_variables(FEATURE_TABLE_DATASET_URN, upstream=False, max_hops=2, max_results=4)
         variables["input"]["start"] = start
         page = api.execute(entity_details_fragment_gql, variables, "GetEntityLineage")["searchAcrossLineage"]
-        assert (page["start"], page["total"]) == (start, 9)
+        assert (page["start"], page["total"]) == (start, 10)
         assert page["count"] == len(page["searchResults"])
         pages.append(hits(page))
-    assert [len(p) for p in pages] == [4, 4, 1, 0]
+    assert [len(p) for p in pages] == [4, 4, 2, 0]
     assert [h for p in pages for h in p] == everything
 
 
@@ -403,8 +405,8 @@ def test_search_by_entity_type(api: GraphQLApi) -> None:
     result = search(api, "*", filter="entity_type = mlModel")
     assert sorted(r["entity"]["urn"] for r in result["searchResults"]) == MODELS
     assert {r["entity"]["type"] for r in result["searchResults"]} == {"MLMODEL"}
-    assert result["total"] == 3
-    assert result["facets"][0]["aggregations"] == [{"value": "MLMODEL", "count": 3}]
+    assert result["total"] == 4
+    assert result["facets"][0]["aggregations"] == [{"value": "MLMODEL", "count": 4}]
 
     both = search(api, "*", filter="entity_type IN (mlFeature, mlModelGroup)", num_results=50)
     assert sorted(r["entity"]["urn"] for r in both["searchResults"]) == sorted(FEATURES + GROUPS)
@@ -427,16 +429,16 @@ def test_search_by_tag(api: GraphQLApi) -> None:
 def test_search_everything_and_paging(api: GraphQLApi) -> None:
     every = list(api.store.urns())
     result = search(api, "*", num_results=50)
-    assert result["total"] == len(every) == 27
+    assert result["total"] == len(every) == 29
     assert sorted(r["entity"]["urn"] for r in result["searchResults"]) == sorted(every)
 
     first = search(api, "*", num_results=10, offset=0)
     third = search(api, "*", num_results=10, offset=20)
-    assert (first["start"], first["count"], first["total"]) == (0, 10, 27)
-    assert (third["start"], third["count"], third["total"]) == (20, 7, 27)
+    assert (first["start"], first["count"], first["total"]) == (0, 10, 29)
+    assert (third["start"], third["count"], third["total"]) == (20, 9, 29)
     seen = [r["entity"]["urn"] for off in (0, 10, 20) for r in search(api, "*", offset=off)["searchResults"]]
     assert sorted(seen) == sorted(every)
-    assert len(set(seen)) == 27
+    assert len(set(seen)) == 29
 
 
 def test_search_by_platform_as_the_mcp_server_sends_it(api: GraphQLApi) -> None:

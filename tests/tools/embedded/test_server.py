@@ -365,7 +365,7 @@ def test_real_mcp_tools_against_the_http_endpoint(graph: DataHubGraph) -> None:
 
         models = get_lineage(FEATURE_TABLE_DATASET_URN, upstream=False, max_hops=2)
         types = [r["entity"]["type"] for r in models["downstreams"]["searchResults"]]
-        assert types == ["MLFEATURE"] * 6 + ["MLMODEL"] * 3
+        assert types == ["MLFEATURE"] * 6 + ["MLMODEL"] * 4
 
 
 # ------------------------------------------------------------------------------------------ OpenAPI batchGet

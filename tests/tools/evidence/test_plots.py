@@ -1,16 +1,17 @@
-"""Evidence plots: valid PNGs, deterministic bytes, degenerate data, thread safety, size and speed."""
+"""Evidence plots: valid PNGs, deterministic bytes, degenerate data, thread safety, size (speed: bench_plots.py)."""
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
+from matplotlib.figure import Figure
 from sklearn.metrics import roc_auc_score
 
-from tools.evidence import plots
+from policies.metrics import Task
+from tools.evidence import plots, plots_multiclass, plots_regression
 from tools.evidence.plots import roc_points, slugify, thin_curve, write_plots
 from tools.experiment.metrics import compute_metrics
 
@@ -35,7 +36,7 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     original = plots._not_computable
 
-    def record(figure: plots.Figure, why: str) -> None:
+    def record(figure: Figure, why: str) -> None:
         seen.append(why)
         original(figure, why)
 
@@ -169,15 +170,133 @@ def test_concurrent_rendering_matches_sequential(tmp_path: Path) -> None:
         assert (threaded / path.name).read_bytes() == path.read_bytes()
 
 
-def test_million_rows_is_fast_and_small(tmp_path: Path) -> None:
-    arrays = synthetic(1_000_000, failures=1_000)
-    write_plots(tmp_path, "warm", *(a[:1_000] for a in arrays))  # first use loads fonts; not what we measure
-    best = float("inf")
-    for _ in range(3):  # best of three CPU times: the budget is the code's cost, not a busy shared machine's
-        started = time.process_time()
-        files = write_plots(tmp_path, "big", *arrays)
-        best = min(best, time.process_time() - started)
+def test_million_rows_give_small_valid_pngs(tmp_path: Path) -> None:
+    # How fast is printed by benchmarks/bench_plots.py (target 0.5 s of CPU), not asserted here.
+    files = write_plots(tmp_path, "big", *synthetic(1_000_000, failures=1_000))
     for name in files.values():
         assert_png(tmp_path / name)
-    # Target 0.5 s (measured ~0.45 s on an idle 2-core box); the assertion leaves room for CI noise.
-    assert best < 1.0, f"write_plots took {best:.2f} s of CPU for 1M rows (target 0.5 s)"
+
+
+def regression_arrays(n: int, seed: int = 2, failures: int = 0) -> Arrays:
+    rng = np.random.default_rng(seed)
+    amount = rng.lognormal(3, 1, n)
+    y = 2 + 0.05 * amount + rng.normal(0, 1, n)
+    baseline = 2 + 0.05 * amount + rng.normal(0, 0.3, n)
+    mutated = np.where(rng.random(n) < 0.4, 2 + 0.15 * amount, baseline)
+    failed = np.zeros(n, dtype=bool)
+    failed[:failures] = True
+    mutated[failed] = np.nan
+    return y, baseline, mutated, failed
+
+
+def multiclass_arrays(n: int, k: int = 3, seed: int = 3, failures: int = 0) -> Arrays:
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0, 1, (n, k))
+    baseline = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    changed = logits + np.where(rng.random((n, 1)) < 0.15, rng.normal(0, 2, (n, k)), 0.0)
+    mutated = np.exp(changed) / np.exp(changed).sum(axis=1, keepdims=True)
+    failed = np.zeros(n, dtype=bool)
+    failed[:failures] = True
+    mutated[failed] = np.nan
+    return np.array([f"c{i}" for i in baseline.argmax(axis=1)], dtype=object), baseline, mutated, failed
+
+
+@pytest.fixture
+def task_spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records every "not computable" explanation a regression or multiclass plot draws."""
+    seen: list[str] = []
+
+    def record(figure: Figure, why: str) -> None:
+        seen.append(why)
+
+    monkeypatch.setattr(plots_regression, "not_computable", record)
+    monkeypatch.setattr(plots_multiclass, "not_computable", record)
+    return seen
+
+
+def test_regression_writes_fit_and_change_plots_deterministically(tmp_path: Path, task_spy: list[str]) -> None:
+    arrays = regression_arrays(30_000, failures=25)
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    files = write_plots(first, "review", *arrays, task="regression", tolerance=0.2)
+    assert files == {"fit": "review-fit.png", "change": "review-change.png"}
+    write_plots(second, "review", *arrays, task="regression", tolerance=0.2)
+    for name in files.values():
+        data = assert_png(first / name)
+        assert data == (second / name).read_bytes()  # the scatter's subsample is seeded
+    assert task_spy == []
+    # The tolerance lines are part of the picture: without them the change plot differs.
+    write_plots(second, "review", *arrays, task="regression")
+    assert (second / files["change"]).read_bytes() != (first / files["change"]).read_bytes()
+
+
+def test_regression_degenerate_data_says_not_computable(tmp_path: Path, task_spy: list[str]) -> None:
+    y, baseline, _, _ = regression_arrays(300)
+    files = write_plots(tmp_path, "m", y, baseline, np.full(300, np.nan), np.ones(300, dtype=bool), task="regression")
+    for name in files.values():
+        assert_png(tmp_path / name)
+    assert task_spy == ["no scored row has a finite actual value", "no row was scored successfully"]
+    task_spy.clear()
+    write_plots(tmp_path, "m", y, baseline, baseline.copy(), np.zeros(300, dtype=bool), task="regression")
+    assert task_spy == []  # nothing changed: one bin around 0, still drawn
+
+
+def test_scatter_subsample_is_bounded_and_sorted() -> None:
+    picks = plots_regression._subsample(1_000_000)
+    assert len(picks) == plots_regression.SCATTER_POINTS and np.all(np.diff(picks) > 0)
+    assert np.array_equal(plots_regression._subsample(50), np.arange(50))
+
+
+def test_multiclass_writes_class_flip_and_transition_plots(tmp_path: Path, task_spy: list[str]) -> None:
+    y, baseline, mutated, failed = multiclass_arrays(20_000, failures=10)
+    files = write_plots(tmp_path, "tier", y, baseline, mutated, failed, task="multiclass", classes=["a", "b", "c"])
+    assert files == {"class_flips": "tier-class-flips.png", "transitions": "tier-transitions.png"}
+    for name in files.values():
+        assert_png(tmp_path / name)
+    assert task_spy == []
+    nothing = np.ones(len(y), dtype=bool)
+    write_plots(tmp_path, "none", y, baseline, mutated, nothing, task="multiclass", classes=["a", "b", "c"])
+    assert task_spy == ["no row was scored successfully"] * 2
+
+
+def test_class_flip_rates_match_a_row_by_row_count() -> None:
+    _, baseline, mutated, _ = multiclass_arrays(5_000, k=4)
+    base_pred, mut_pred = baseline.argmax(axis=1), mutated.argmax(axis=1)
+    rows, rates = plots_multiclass.flip_rates(base_pred, base_pred != mut_pred, 5)  # class 4 is never predicted
+    for c in range(4):
+        mine = [b != m for b, m in zip(base_pred, mut_pred, strict=True) if b == c]
+        assert rows[c] == len(mine) and rates[c] == pytest.approx(sum(mine) / len(mine))
+    assert (rows[4], rates[4]) == (0, 0.0)
+
+
+def test_many_classes_are_grouped_into_other() -> None:
+    classes = [f"class-{i:02d}-with-a-long-name" for i in range(15)]
+    predicted = np.repeat(np.arange(15), np.arange(15) + 1)  # class i predicted i + 1 times
+    mapping, labels = plots_multiclass.group_classes(predicted, classes)
+    assert len(labels) == plots_multiclass.MAX_CLASSES and labels[-1] == "other (4)"
+    assert list(mapping[:4]) == [11] * 4  # the four least predicted classes are "other"
+    assert labels[0] == "class-04-with…" and list(mapping[4:]) == list(range(11))
+    few, names = plots_multiclass.group_classes(np.arange(3), ["x", "y", "z"])
+    assert list(few) == [0, 1, 2] and names == ["x", "y", "z"]
+
+
+def test_rejects_input_that_does_not_fit_the_task(tmp_path: Path) -> None:
+    y, baseline, mutated, failed = multiclass_arrays(100)
+    with pytest.raises(ValueError, match="2 class names for 3 probability columns"):
+        write_plots(tmp_path, "m", y, baseline, mutated, failed, task="multiclass", classes=["a", "b"])
+    with pytest.raises(ValueError, match=r"multiclass plots need \(n, k\) class probabilities"):
+        write_plots(tmp_path, "m", y, baseline[:, 0], mutated[:, 0], failed, task="multiclass")
+    with pytest.raises(ValueError, match="regression plots need 1-D scores"):
+        write_plots(tmp_path, "m", y, baseline, mutated, failed, task="regression")
+    with pytest.raises(ValueError, match="regression plots need numeric actual values"):
+        write_plots(tmp_path, "m", y, baseline[:, 0], mutated[:, 0], failed, task="regression")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("task", ["regression", "multiclass"])
+def test_million_rows_of_other_tasks_give_small_valid_pngs(tmp_path: Path, task: Task) -> None:
+    arrays = regression_arrays(1_000_000, failures=1_000) if task == "regression" else multiclass_arrays(1_000_000)
+    files = write_plots(tmp_path, "big", *arrays, task=task, tolerance=0.2 if task == "regression" else None)
+    for name in files.values():
+        assert_png(tmp_path / name)

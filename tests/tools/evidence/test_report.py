@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 from jinja2 import StrictUndefined
 
-from policies.engine import Verdict, evaluate, incomplete, load_policy, overall_verdict
+from policies.engine import Reason, Verdict, evaluate, incomplete, load_policy, overall_verdict
+from policies.metrics import ModelMetrics
+from tests.tools.evidence import task_examples
 from tools.catalog.discovery import LineageStep
 from tools.evidence import report as report_module
+from tools.evidence.formats import pct, pvalue
 from tools.evidence.plots import slugify, write_plots
-from tools.evidence.report import cell, code, fenced, pct, pvalue, render_report, write_report
+from tools.evidence.report import cell, code, fenced, render_report, write_report
 from tools.evidence.schema import (
     BindingRecord,
     ChangeRequest,
@@ -315,3 +318,149 @@ def test_sampled_data_gets_one_line_unsampled_none(block_evidence: Evidence) -> 
         "| Sample | 38,415 of 10,000,000 rows, stratified by label, seed 1402; sized for a flip-rate CI half-width "
         "of 0.50% (achieved 0.31%) |"
     ]
+
+
+def task_model(name: str, metrics: ModelMetrics) -> ModelEvidence:
+    """A model of any task judged by the real default policy (v2 judges every task)."""
+    decision = evaluate(metrics, POLICY.policy)
+    model = task_examples.model(name, metrics, decision.verdict)
+    model.reasons = list(decision.reasons)
+    return model
+
+
+def section(text: str, name: str) -> str:
+    """One model's "### name" section of the report."""
+    start = text.index(f"### {name}:")
+    end = text.find("\n### ", start + 1)
+    return text[start : end if end > 0 else text.index("## Models not tested")]
+
+
+def test_regression_report_shows_errors_moved_share_and_no_auc() -> None:
+    metrics = task_examples.regression_metrics()
+    r = metrics.regression
+    assert r is not None and r.mae_delta_relative is not None
+    model = task_model("review_time", metrics)
+    model.plots = {"fit": "review_time-fit.png", "change": "review_time-change.png"}
+    text = render_report(evidence_for([model], not_tested=[]))
+    assert "AUC" not in text and "ROC" not in text  # nothing of a classifier for a regressor
+    expected = [
+        f"| MAE baseline → mutated | {r.mae_baseline:.4f} → {r.mae_mutated:,.0f} |",
+        f"| ΔMAE, 95.0% CI (paired) | {r.mae_delta:+,.0f} ({r.mae_delta_ci_low:+,.0f} to {r.mae_delta_ci_high:+,.0f}); "
+        f"{r.mae_delta_relative * 100:+.1f}% of the baseline MAE |",
+        f"| RMSE baseline → mutated | {r.rmse_baseline:.3f} → {r.rmse_mutated:,.0f} |",
+        f"{r.moved_share * 100:.2f}% ({r.moved_share_ci_low * 100:.2f}% to {r.moved_share_ci_high * 100:.2f}%); "
+        f"{r.moved:,} of {metrics.n_scored:,} rows changed by more than {r.tolerance:.4f}",
+        f"| Tolerance basis | {r.tolerance_basis} (baseline prediction std {r.baseline_prediction_std:.3f}) |",
+        f"| Prediction PSI | {r.prediction_psi:.3f} |",
+        "| Model | Task | Verdict | Quality baseline → mutated | Change, 95.0% CI | Changed predictions | PSI |",
+        f"| review\\_time | regression | **BLOCK** | MAE {r.mae_baseline:.4f} → {r.mae_mutated:,.0f} |",
+        "![Predicted vs actual](review_time-fit.png)",
+        "![Prediction change](review_time-change.png)",
+    ]
+    for snippet in expected:
+        assert snippet.replace("review\\_time", "review_time") in text, snippet
+    reasons = {reason.metric: reason for reason in model.reasons}
+    mae = reasons["mae_increase"]
+    assert mae.value is not None and mae.threshold is not None
+    assert f"| {mae.value * 100:.2f}% | {mae.threshold * 100:.2f}% |" in text  # relative increase as a percentage
+
+
+def test_multiclass_report_shows_flips_accuracy_macro_f1_and_each_class() -> None:
+    metrics = task_examples.multiclass_metrics()
+    mc = metrics.multiclass
+    assert mc is not None and metrics.flip_rate is not None
+    text = section(render_report(evidence_for([task_model("risk_tier", metrics)])), "risk_tier")
+    assert "AUC" not in text
+    expected = [
+        f"{metrics.flip_rate * 100:.2f}% ({metrics.flip_rate_ci_low * 100:.2f}% to "  # type: ignore[operator]
+        f"{metrics.flip_rate_ci_high * 100:.2f}%); {metrics.flips:,} of {metrics.n_scored:,} rows",  # type: ignore[operator]
+        f"| Accuracy baseline → mutated | {mc.accuracy_baseline * 100:.2f}% → {mc.accuracy_mutated * 100:.2f}% |",
+        f"| ΔAccuracy, 95.0% CI (paired) | {mc.accuracy_delta * 100:+.2f} pp ({mc.accuracy_delta_ci_low * 100:+.2f} pp "
+        f"to {mc.accuracy_delta_ci_high * 100:+.2f} pp) |",
+        f"| Macro-F1 baseline → mutated | {mc.macro_f1_baseline:.4f} → {mc.macro_f1_mutated:.4f} |",
+        f"{mc.macro_f1_delta:+.4f} ({mc.macro_f1_delta_ci_low:+.4f} to {mc.macro_f1_delta_ci_high:+.4f})",
+        f"| Worst class flip rate | `high`: {mc.per_class_flip_rate['high'] * 100:.2f}% |",
+        f"| Largest class PSI | `medium`: {mc.per_class_psi['medium']:.3f} |",
+    ]
+    for snippet in expected:
+        assert snippet in text, snippet
+    for name in mc.classes:
+        flips, psi = mc.per_class_flip_rate[name] * 100, mc.per_class_psi[name]
+        assert f"| `{name}` | {flips:.2f}% | {psi:.3f} |" in text
+
+
+def test_mixed_tasks_summary_names_each_models_own_metrics(block_arrays: Arrays) -> None:
+    binary = model_evidence("Fraud Scorer (v3)", block_arrays)
+    regression = task_model("review_time", task_examples.regression_metrics())
+    multiclass = task_model("risk_tier", task_examples.multiclass_metrics())
+    text = render_report(evidence_for([binary, regression, multiclass]))
+    rows = [line for line in text.split("## Summary")[1].split("## Models tested")[0].splitlines() if "**" in line]
+    assert [row.split(" | ")[1] for row in rows] == ["binary", "regression", "multiclass"]
+    assert "AUC" in rows[0] and "MAE" in rows[1] and "accuracy" in rows[2]
+    assert "AUC" not in rows[1] + rows[2]
+    assert "ROC AUC baseline → mutated" in section(text, "Fraud Scorer (v3)")  # the binary table as before
+    assert "AUC" not in section(text, "review_time")
+
+
+def test_segments_show_the_worst_segment_its_p_values_and_what_was_tested(block_evidence: Evidence) -> None:
+    model = block_evidence.models[0]
+    assert model.metrics is not None
+    before = render_report(block_evidence)
+    summary = task_examples.segments()
+    model.metrics = model.metrics.model_copy(update={"segments": summary})
+    text = render_report(block_evidence)
+    worst = summary.worst
+    assert worst is not None and worst.p_value_block is not None
+    # The binary metrics stay as they were; the segments follow them.
+    binary_table = before.split("**Metrics**")[1].split("**Lineage**")[0]
+    assert binary_table.rstrip() in text
+    expected = [
+        "**Segments** (14 tested in 3 column(s): region, amount, channel; segments of at least 5.0% of the scored rows",
+        "against the warning band 5.00% and the block band 10.00%",
+        "Worst segment: region=north (12.1% of rows, n=1,210): flip rate 30.42% [27.91%, 33.06%] vs 4.12% overall, "
+        "p vs block band 1.10e-20 (BH 1.50e-19), credibly above the block band.",
+        "| `region` | `region=north` | 1,210 (12.1%) | 30.42% (27.91% to 33.06%); 368 rows | 4.12% | 3.20e-41 "
+        "(4.50e-40) | 1.10e-20 (1.50e-19) | block |",
+        "| `amount` | `amount in [10, 50)` | 2,003 (20.0%) |",
+        "Columns not segmented: `customer_id` (10,000 distinct values > 50).",
+    ]
+    for snippet in expected:
+        assert snippet in text, snippet
+
+
+def test_no_segment_tested_is_said() -> None:
+    summary = task_examples.segments(findings=0)
+    metrics = task_examples.regression_metrics(segments=summary)
+    text = render_report(evidence_for([task_model("review_time", metrics)]))
+    assert "No segment of at least 5.0% of the scored rows could be tested." in text
+    assert "Worst segment" not in text
+
+
+@pytest.mark.parametrize(
+    ("metric", "value", "threshold", "cells"),
+    [
+        ("mae_increase", 0.25, 0.1, "| 25.00% | 10.00% |"),
+        ("rmse_increase", 1.5, 0.2, "| 150.00% | 20.00% |"),
+        ("moved_share", 0.4, 0.1, "| 40.00% | 10.00% |"),
+        ("accuracy_drop", 0.0609, 0.03, "| 6.09% | 3.00% |"),
+        ("macro_f1_drop", 0.0831, 0.03, "| +0.0831 | 0.0300 |"),
+        ("segment_flip_rate", 0.3042, 0.05, "| 30.42% | 5.00% |"),
+        ("segment_moved_share", 0.3, 0.1, "| 30.00% | 10.00% |"),
+        ("prediction_psi", 5.1234, 0.25, "| 5.123 | 0.250 |"),
+        ("class_psi", 0.2051, 0.1, "| 0.205 | 0.100 |"),
+    ],
+)
+def test_task_reason_values_use_their_metric_formats(metric: str, value: float, threshold: float, cells: str) -> None:
+    reason = Reason(
+        code=f"{metric}_block", severity=Verdict.BLOCK, message="m", metric=metric, value=value, threshold=threshold
+    )
+    model = task_examples.model("review_time", task_examples.regression_metrics())
+    model.reasons = [reason]
+    assert f"| BLOCK | `{metric}_block` | m {cells}" in render_report(evidence_for([model]))
+
+
+def test_task_and_its_basis_are_stated() -> None:
+    model = task_model("review_time", task_examples.regression_metrics())
+    model.task_basis = "binding key provenance.task=regression"
+    text = render_report(evidence_for([model]))
+    assert "- Task: regression (binding key provenance.task=regression)\n\n**Reasons**" in text

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import binomtest, norm
 from sklearn.metrics import roc_auc_score
 
-from tools.experiment.metrics import PSI_EPSILON, compute_metrics, delong_paired, psi, wilson_interval
+from tools.experiment.metrics import PSI_EPSILON, bin_counts, compute_metrics, delong_paired, psi, wilson_interval
 
 
 def slow_delong(y: np.ndarray, a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> dict[str, float]:
@@ -132,6 +132,19 @@ def test_psi_by_hand() -> None:
     expected = (1 - 0.1) * math.log(1 / 0.1) + 9 * (PSI_EPSILON - 0.1) * math.log(PSI_EPSILON / 0.1)
     assert psi(base, mutated) == pytest.approx(expected, rel=1e-12)
     assert psi(np.full(20, 0.5), np.full(20, 0.5)) == 0.0  # a constant baseline still works
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bin_counts_are_searchsorted_bincount(seed: int) -> None:
+    """The comparison-pass counting gives the integers of the binary search it replaced, so PSI is bit-identical."""
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.normal(0, 1, 20_000), 1)  # rounded: many values sit exactly on an edge
+    values[:50] = np.nan
+    values[50:60], values[60:70] = np.inf, -np.inf
+    edges = np.unique(np.quantile(values[70:], np.linspace(0, 1, 11)[1:-1]))
+    expected = np.bincount(np.searchsorted(edges, values, side="right"), minlength=len(edges) + 1)
+    assert bin_counts(values, edges).tolist() == expected.tolist()
+    assert bin_counts(values, np.array([])).tolist() == [len(values)]
 
 
 def scored(n: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,78 @@
+"""The threshold sections of a policy file, one frozen model each. Unknown keys are rejected (extra="forbid"), so a
+misspelt threshold is an error, not a silently ignored line."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Band(_Frozen):
+    """WARNING at value >= warning, BLOCK at value >= block."""
+
+    warning: float = Field(gt=0)
+    block: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Band:
+        if self.warning > self.block:
+            raise ValueError(f"warning ({self.warning}) must be <= block ({self.block})")
+        return self
+
+
+class ShareBand(Band):
+    """A band on a share of rows (flip rate, moved share): a block level above 1 could never fire."""
+
+    block: float = Field(gt=0, le=1)
+
+
+class FailureRule(_Frozen):
+    warning_count: int = Field(ge=1)
+    block_rate: float = Field(gt=0, le=1)
+
+
+class AucDropRule(Band):
+    alpha: float = Field(gt=0, lt=1)
+    block: float = Field(gt=0, le=1)
+
+
+class SignificantDropRule(Band):
+    """A drop of a [0, 1] score (accuracy, macro-F1), judged only when its confidence interval lies wholly below 0
+    (the change is significant at the metrics' confidence level) and the drop reaches the band."""
+
+    block: float = Field(gt=0, le=1)
+
+
+class SignificantIncreaseRule(Band):
+    """A relative increase of an error (MAE, RMSE: delta / baseline), judged only when the delta's confidence
+    interval lies wholly above 0 and the relative increase reaches the band."""
+
+
+class MulticlassRules(_Frozen):
+    min_rows: int = Field(ge=1)
+    flip_rate: ShareBand  # share of scored rows whose argmax class changed
+    accuracy_drop: SignificantDropRule
+    macro_f1_drop: SignificantDropRule
+    class_psi: Band  # max over classes of the PSI of that class's probability
+
+
+class RegressionRules(_Frozen):
+    min_rows: int = Field(ge=2)  # a paired standard error needs two rows at the very least
+    mae_increase_relative: SignificantIncreaseRule
+    rmse_increase_relative: SignificantIncreaseRule
+    moved_share: ShareBand  # share of scored rows whose prediction moved by more than the tolerance
+    tolerance_fraction: float = Field(gt=0)  # tolerance = this x std of the baseline predictions
+    prediction_psi: Band
+
+
+class SegmentRule(_Frozen):
+    """How segments are formed and when one may raise the verdict (see policies/README.md, "Segments")."""
+
+    min_share: float = Field(gt=0, lt=1)  # a segment holds at least this share of the scored rows
+    fdr: float = Field(gt=0, lt=1)  # Benjamini-Hochberg false discovery rate across all segments tested
+    numeric_bins: int = Field(ge=2, le=20)  # quantile bins per numeric column
+    max_columns: int = Field(ge=1)  # columns examined, in the evaluation data's order
+    max_categories: int = Field(ge=2)  # a categorical column with more distinct values is skipped

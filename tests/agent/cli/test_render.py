@@ -1,0 +1,91 @@
+"""The terminal rendering of an assessment: each model's own task metrics, its worst segment, and the --json
+summary's task; models built directly (no pipeline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.assessment import AssessmentResult
+from agent.cli.render import metrics_line, render_result
+from policies.engine import Verdict
+from policies.metrics import ModelMetrics
+from tests.agent.chat.helpers import fraud_metrics
+from tests.tools.evidence import task_examples
+from tools.evidence.schema import ChangeRequest, Evidence, ModelEvidence, PlanRecord, PolicyRecord
+
+RUN_DIR = Path("/runs/r1")
+
+
+def result(*models: ModelEvidence) -> AssessmentResult:
+    evidence = Evidence(
+        run_id="r1",
+        request=ChangeRequest(dataset_urn="urn:d", field="amount", op="scale", params={}, fraction=1, seed=0),
+        catalog="embedded",
+        plan=PlanRecord(planner="cli", mutation=None, description="scale amount by 100"),
+        models=list(models),
+        verdict=Verdict.BLOCK,
+        policy=PolicyRecord(name="default", version=2, sha256="0" * 64, path="policies/default-v2.yaml"),
+    )
+    return AssessmentResult(evidence=evidence, run_dir=RUN_DIR)
+
+
+def test_binary_line_is_unchanged() -> None:
+    assert metrics_line(fraud_metrics()) == (
+        "AUC 0.899 -> 0.727 (delta -0.173, p=6.1e-158); flips 78.8% [77.8%, 79.7%]; shift mean 0.686 p95 0.938; "
+        "PSI 7.307; failures 0.0% (n=7200)"
+    )
+
+
+def test_regressor_shows_errors_moved_share_and_no_auc() -> None:
+    metrics = task_examples.regression_metrics()
+    text = render_result(result(task_examples.model("review_time", metrics)))
+    assert "AUC" not in text and "flips" not in text
+    line = metrics_line(metrics)
+    assert line.startswith("MAE 0.8325 -> 1,843 (delta +1,842 [+1,800, +1,885], +221310.0%); ")
+    assert "RMSE 1.051 -> 2,712 (delta +2,711 [+2,602, +2,820], +257880.0%)" in line
+    assert "moved 40.00% [39.04%, 40.97%] beyond +/-0.2198 (0.1 x baseline prediction std)" in line
+    assert line.endswith("prediction PSI 5.123; failures 0.1% (n=10000)")
+    assert line.isascii()  # the terminal line stays ASCII, as the binary one
+
+
+def test_multiclass_shows_argmax_flips_accuracy_macro_f1_and_worst_class() -> None:
+    line = metrics_line(task_examples.multiclass_metrics())
+    assert "AUC" not in line
+    expected = [
+        "argmax flips 7.03% [6.54%, 7.54%]",
+        "accuracy 91.20% -> 85.11% (delta -6.09 pp [-6.61 pp, -5.57 pp])",
+        "macro-F1 0.8843 -> 0.8012 (delta -0.0831 [-0.0902, -0.0760])",
+        "worst class high flips 31.05%",
+        "class PSI max 0.205 (medium)",
+    ]
+    for snippet in expected:
+        assert snippet in line, snippet
+
+
+def test_worst_segment_follows_the_metrics() -> None:
+    segmented = task_examples.multiclass_metrics(segments=task_examples.segments())
+    text = render_result(result(task_examples.model("risk_tier", segmented)))
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  argmax flips"))
+    assert lines[at + 1] == (
+        "  worst segment region=north (12.1% of rows, n=1,210): flip rate 30.42% [27.91%, 33.06%] vs 4.12% overall, "
+        "p vs block band 1.10e-20 (BH 1.50e-19), credibly above the block band; 14 segment(s) tested in 3 column(s)"
+    )
+    empty = task_examples.regression_metrics(segments=task_examples.segments(findings=0))
+    assert (
+        "  segments: no segment of at least 5.0% of rows (14 segment(s) tested in 3 column(s), 1 column(s) skipped)"
+        in render_result(result(task_examples.model("review_time", empty)))
+    )
+
+
+def test_json_summary_names_each_models_task() -> None:
+    unmeasured = task_examples.model("broken", None, Verdict.INCOMPLETE)
+    unmeasured.task = "regression"
+    models: list[tuple[str, ModelMetrics | None]] = [
+        ("fraud", fraud_metrics()),
+        ("review_time", task_examples.regression_metrics()),
+    ]
+    summary = result(*(task_examples.model(n, m) for n, m in models), unmeasured).summary()
+    assert [m["task"] for m in summary["models"]] == ["binary", "regression", "regression"]
+    regression = summary["models"][1]["metrics"]["regression"]
+    assert regression["mae_delta_relative"] == 2213.1 and regression["tolerance_basis"].startswith("0.1 x")

@@ -1,0 +1,67 @@
+"""Trace records keep each task's metrics: a model's task, regression / multiclass numbers and segments survive
+writing the trace as JSON and parsing it back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.traces.schema import CatalogInfo, ModelOutcome, Trace, TraceTurn, TurnInput, TurnOutcome, parse_trace
+from policies.engine import Verdict
+from policies.metrics import ModelMetrics
+from tests.agent.chat.helpers import fraud_metrics
+from tests.tools.evidence import task_examples
+from tools.evidence.schema import PolicyRecord
+
+EXAMPLES = {
+    "binary": lambda: fraud_metrics(),
+    "regression": lambda: task_examples.regression_metrics(segments=task_examples.segments("moved_share")),
+    "multiclass": lambda: task_examples.multiclass_metrics(segments=task_examples.segments()),
+}
+
+
+def trace_of(metrics: ModelMetrics) -> Trace:
+    model = ModelOutcome(urn="urn:m", name="m", verdict=Verdict.BLOCK, task=metrics.task, metrics=metrics)
+    turn = TraceTurn(
+        index=0,
+        status="ok",
+        started_at="2026-01-01T00:00:00+00:00",
+        planner="cli",
+        input=TurnInput(kind="ask", question="q"),
+        outcome=TurnOutcome(models=[model], verdict=Verdict.BLOCK),
+        policy=PolicyRecord(name="default", version=2, sha256="0" * 64, path="policies/default-v2.yaml"),
+    )
+    return Trace(
+        trace_id="t",
+        thread_id="t",
+        created_at="2026-01-01T00:00:00+00:00",
+        updated_at="2026-01-01T00:00:00+00:00",
+        planner="cli",
+        catalog=CatalogInfo(kind="embedded", base_dir="/"),
+        turns=[turn],
+    )
+
+
+@pytest.mark.parametrize("task", list(EXAMPLES))
+def test_task_metrics_round_trip_through_a_trace_file(task: str) -> None:
+    metrics = EXAMPLES[task]()
+    parsed = parse_trace(trace_of(metrics).model_dump_json().encode(), "t.json")
+    outcome = parsed.turns[0].outcome
+    assert outcome is not None
+    assert outcome.models[0].metrics == metrics and outcome.models[0].task == task
+
+
+def test_a_trace_recorded_before_tasks_reads_as_binary() -> None:
+    raw = trace_of(fraud_metrics()).model_dump(mode="json")
+    model = raw["turns"][0]["outcome"]["models"][0]
+    for key in ("task", "regression", "multiclass", "segments"):
+        model["metrics"].pop(key)
+    model.pop("task")
+
+    parsed = parse_trace(json.dumps(raw).encode(), "old.json")
+    outcome = parsed.turns[0].outcome
+    assert outcome is not None
+    (read,) = outcome.models
+    assert read.task is None and read.metrics is not None and read.metrics.task == "binary"
+    assert read.metrics.regression is None and read.metrics.segments is None

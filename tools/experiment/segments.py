@@ -1,0 +1,224 @@
+"""Segments: where in the evaluation data a change hurts most (issue 15, policies/README.md "Segments").
+
+A segment is one value of a categorical column (object / category / string / bool, 2..max_categories distinct
+values) or one quantile bin of a numeric column (numeric_bins bins on the scored rows' values, edges from at most
+~QUANTILE_ROWS evenly spaced rows); a missing value is a segment of its own. Only segments holding at least
+``min_share`` of the scored rows are tested, and at most ``max_columns`` columns are examined (the rest are listed
+with the reason they were skipped).
+
+Per segment: the rate of a per-row event over its scored rows (a flip for classifiers, a moved prediction for
+regressors), its Wilson interval, and the one-sided exact binomial p-value of H0 "rate <= band" for the policy's
+warning band and for its block band. Each band's p-values are Benjamini-Hochberg adjusted across every segment
+tested. ``exceeds`` is "block" when the adjusted block-band p < fdr, else "warning" when the adjusted warning-band
+p < fdr, else "none".
+
+Everything is a few vectorised passes per column: factorize (or one comparison per quantile edge), then two
+bincounts; 1M rows x 20 columns take well under a second (benchmarks/bench_tasks.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from policies.metrics import Exceeds, SegmentFinding, SegmentMetric, SegmentSummary
+from policies.sections import SegmentRule
+
+DEFAULT_SEGMENT_RULE = SegmentRule(min_share=0.05, fdr=0.05, numeric_bins=4, max_columns=20, max_categories=50)
+DEFAULT_SEGMENT_BANDS = (0.05, 0.10)  # default-v2's flip_rate / moved_share bands
+MAX_FINDINGS = 10
+QUANTILE_ROWS = 100_000  # numeric bin edges are computed on at most about this many evenly spaced rows
+_MISSING = "<missing>"
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One column's segments: a code per scored row and a label per code."""
+
+    codes: np.ndarray
+    labels: list[str]
+    numeric: bool  # labels are bins ("amount in [10, 50)") rather than values ("region=north")
+
+
+def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
+    """BH step-up adjusted p-values, in input order: p_(i) * m / i, made monotone from the largest rank down."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p)
+    ranked = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def wilson_bounds(events: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised Wilson score interval (no continuity correction, as scipy's binomtest "wilson"), 0 / 1 exact at the
+    ends."""
+    from scipy.special import ndtri
+
+    z = float(ndtri(0.5 + 0.5 * confidence))
+    k, n = np.asarray(events, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    p = k / n
+    denom = 1.0 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    low = np.where(k == 0, 0.0, np.clip(center - half, 0.0, 1.0))
+    high = np.where(k == n, 1.0, np.clip(center + half, 0.0, 1.0))
+    return low, high
+
+
+def binomial_greater_p(events: np.ndarray, n: np.ndarray, rate: float) -> np.ndarray:
+    """One-sided exact binomial p-value of H0 "rate <= `rate`": P(X >= events) for X ~ Bin(n, rate), i.e.
+    scipy.stats.binomtest(events, n, rate, alternative="greater").pvalue, vectorised."""
+    from scipy.stats import binom
+
+    return np.asarray(binom.sf(np.asarray(events) - 1, np.asarray(n), rate), dtype=np.float64)
+
+
+def _categorical(series: pd.Series, ok: np.ndarray, max_categories: int) -> _Column | str:
+    # The whole column is factorized, then the scored rows picked: an Arrow-backed string column (pandas' default
+    # string dtype) is dictionary-encoded in place instead of being copied into Python objects first.
+    all_codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    codes = np.asarray(all_codes)[ok]
+    missing = codes < 0
+    if missing.any():  # missing values are a segment of their own: a change can hurt exactly those rows
+        codes = np.where(missing, len(uniques), codes)
+    present = int(np.count_nonzero(np.bincount(codes, minlength=len(uniques) + 1)))
+    if present < 2:
+        return "a single value"
+    if present > max_categories:
+        return f"{present} distinct values (more than {max_categories}: identifier-like)"
+    return _Column(codes=codes, labels=[*(str(u) for u in uniques), _MISSING], numeric=False)
+
+
+def _numeric(values: np.ndarray, bins: int) -> _Column | str:
+    v = values.astype(np.float64)
+    finite = np.isfinite(v)
+    if not finite.any():
+        return "no finite value"
+    kept = v[finite]
+    # Segment edges need not be exact quantiles: above QUANTILE_ROWS they come from evenly spaced rows (no seed),
+    # which moves a bin's share by well under a percent point and saves a partition of every row per column.
+    step = max(1, len(kept) // QUANTILE_ROWS)
+    edges = np.unique(np.quantile(kept[::step], np.linspace(0.0, 1.0, bins + 1)[1:-1]))
+    lows = [float(np.min(kept)), *edges.tolist()]
+    highs = [*edges.tolist(), float(np.max(kept))]
+    labels = [f"[{lo:.4g}, {hi:.4g})" for lo, hi in zip(lows[:-1], highs[:-1], strict=True)]
+    labels.append(f"[{lows[-1]:.4g}, {highs[-1]:.4g}]")
+    codes = np.zeros(len(v), dtype=np.int64)
+    for edge in edges:  # the number of edges <= value, as searchsorted(side="right"), by one pass per edge
+        codes += v >= edge
+    if not finite.all():
+        codes = np.where(finite, codes, len(labels))
+        labels.append(_MISSING)
+    if len(labels) < 2:
+        return "a single value"
+    return _Column(codes=codes, labels=labels, numeric=True)
+
+
+def _segment_column(series: pd.Series, ok: np.ndarray, rule: SegmentRule) -> _Column | str:
+    dtype = series.dtype
+    if (
+        pd.api.types.is_bool_dtype(dtype)
+        or isinstance(dtype, pd.CategoricalDtype)
+        or pd.api.types.is_object_dtype(dtype)
+        or pd.api.types.is_string_dtype(dtype)
+    ):
+        return _categorical(series, ok, rule.max_categories)
+    if pd.api.types.is_numeric_dtype(dtype):
+        return _numeric(series.to_numpy()[ok], rule.numeric_bins)
+    return f"dtype {dtype} is neither categorical nor numeric"
+
+
+def _label(column: str, label: str, numeric: bool) -> str:
+    if label == _MISSING:
+        return f"{column} is missing"
+    return f"{column} in {label}" if numeric else f"{column}={label}"
+
+
+def segment_analysis(
+    frame: pd.DataFrame,
+    ok: np.ndarray,
+    events: np.ndarray,
+    *,
+    metric: SegmentMetric,
+    bands: tuple[float, float] = DEFAULT_SEGMENT_BANDS,
+    rule: SegmentRule = DEFAULT_SEGMENT_RULE,
+    confidence: float = 0.95,
+) -> SegmentSummary:
+    """Segment the scored rows (``ok``, over all rows of ``frame``) by the per-scored-row bool ``events``."""
+    ok = np.asarray(ok, dtype=bool)
+    hit = np.asarray(events, dtype=bool)
+    if len(frame) != len(ok):
+        raise ValueError(
+            f"segments_frame has {len(frame)} rows but the metrics have {len(ok)}; pass the evaluation rows"
+        )
+    if int(ok.sum()) != len(hit):
+        raise ValueError(f"{len(hit)} events for {int(ok.sum())} scored rows: pass one event per scored row")
+    warning, block = bands
+    n_scored = len(hit)
+    examined: list[str] = []
+    skipped: dict[str, str] = {}
+    names: list[tuple[str, str]] = []
+    counts: list[np.ndarray] = []
+    hits: list[np.ndarray] = []
+    weights = hit.astype(np.float64)
+    for raw_name in frame.columns:
+        name = str(raw_name)
+        if len(examined) >= rule.max_columns:
+            skipped[name] = f"column limit reached (segments.max_columns = {rule.max_columns})"
+            continue
+        column = _segment_column(frame[raw_name], ok, rule) if n_scored else "no scored rows"
+        if isinstance(column, str):
+            skipped[name] = column
+            continue
+        examined.append(name)
+        size = np.bincount(column.codes, minlength=len(column.labels))
+        flipped = np.rint(np.bincount(column.codes, weights=weights, minlength=len(column.labels))).astype(np.int64)
+        for code in np.flatnonzero(size >= rule.min_share * n_scored):
+            names.append((name, _label(name, column.labels[code], column.numeric)))
+            counts.append(size[code])
+            hits.append(flipped[code])
+    method = (
+        f"categorical columns (2-{rule.max_categories} values), numeric columns in {rule.numeric_bins} quantile bins, "
+        f"at most {rule.max_columns} columns; segments >= {rule.min_share:g} of scored rows; Wilson interval; "
+        "one-sided exact binomial p (H0: rate <= band) for the warning and the block band; "
+        "Benjamini-Hochberg across all segments tested, per band"
+    )
+    findings: list[SegmentFinding] = []
+    if names:
+        n, k = np.asarray(counts), np.asarray(hits)
+        low, high = wilson_bounds(k, n, confidence)
+        p_warn, p_block = binomial_greater_p(k, n, warning), binomial_greater_p(k, n, block)
+        adj_warn, adj_block = benjamini_hochberg(p_warn), benjamini_hochberg(p_block)
+        overall = float(hit.mean())
+        for i, (column_name, segment) in enumerate(names):
+            exceeds: Exceeds = "block" if adj_block[i] < rule.fdr else "warning" if adj_warn[i] < rule.fdr else "none"
+            findings.append(
+                SegmentFinding(
+                    column=column_name, segment=segment, n=int(n[i]), share=float(n[i] / n_scored), metric=metric,
+                    value=float(k[i] / n[i]), ci_low=float(low[i]), ci_high=float(high[i]), overall_value=overall,
+                    p_value=float(p_warn[i]), p_adjusted=float(adj_warn[i]), exceeds=exceeds, events=int(k[i]),
+                    p_value_block=float(p_block[i]), p_adjusted_block=float(adj_block[i]),
+                )
+            )  # fmt: skip
+    rank = {"block": 2, "warning": 1, "none": 0}
+    # Worst first: what the policy acts on (credibly above a band), then the highest rate; ties by the smaller p.
+    findings.sort(key=lambda f: (-rank[f.exceeds], -f.value, f.p_value, f.segment))
+    return SegmentSummary(
+        columns_examined=examined,
+        columns_skipped=skipped,
+        segments_tested=len(names),
+        min_share=rule.min_share,
+        method=method,
+        worst=findings[0] if findings else None,
+        findings=findings[:MAX_FINDINGS],
+        warning_band=warning,
+        block_band=block,
+        fdr=rule.fdr,
+    )

@@ -1,0 +1,84 @@
+"""One entry point for every task's metrics (issue 15): binary, multiclass or regression, plus segments.
+
+Binary goes through ``compute_metrics`` unchanged (bit-identical numbers); multiclass and regression through their
+own modules. When ``segments_frame`` is given (the evaluation rows' unmutated columns, same row order), the
+per-row event of the task (a flip, or a moved prediction) is segmented by its columns (tools/experiment/segments.py)
+and tested against ``segment_bands`` (the policy's (warning, block) band of that rate: ``policy.segment_bands(task)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from policies.metrics import ModelMetrics, SegmentMetric, Task
+from policies.sections import SegmentRule
+from tools.experiment.metrics import compute_metrics
+from tools.experiment.metrics_multiclass import compute_multiclass_metrics
+from tools.experiment.metrics_regression import compute_regression_metrics
+from tools.experiment.segments import DEFAULT_SEGMENT_BANDS, DEFAULT_SEGMENT_RULE, segment_analysis
+
+
+def _binary(
+    y_true: np.ndarray,
+    baseline: np.ndarray,
+    mutated: np.ndarray,
+    failed: np.ndarray,
+    threshold: float,
+    confidence: float,
+) -> tuple[ModelMetrics, np.ndarray, np.ndarray]:
+    metrics = compute_metrics(y_true, baseline, mutated, failed, threshold=threshold, confidence=confidence)
+    base, mut = np.asarray(baseline, dtype=np.float64), np.asarray(mutated, dtype=np.float64)
+    ok = ~(np.asarray(failed, dtype=bool) | ~np.isfinite(base) | ~np.isfinite(mut))  # as compute_metrics counts
+    flipped = (base[ok] >= threshold) != (mut[ok] >= threshold)
+    return metrics, ok, flipped
+
+
+def compute_task_metrics(
+    task: Task,
+    y_true: np.ndarray,
+    baseline: np.ndarray,
+    mutated: np.ndarray,
+    failed: np.ndarray,
+    *,
+    threshold: float = 0.5,
+    confidence: float = 0.95,
+    classes: Sequence[object] | None = None,
+    segments_frame: pd.DataFrame | None = None,
+    segment_bands: tuple[float, float] | None = None,
+    tolerance_fraction: float = 0.1,
+    seed: int = 0,
+    segment_rule: SegmentRule | None = None,
+) -> ModelMetrics:
+    """The task's ModelMetrics; see the module docstring and policies/metrics.py for what each field means per task.
+
+    baseline / mutated: binary -> 1-D positive-class probabilities; multiclass -> (n, k) probabilities in
+    ``classes`` order (required); regression -> 1-D predictions. ``failed``: 1-D bool, NaN/inf rows count too.
+    ``segment_rule`` (the policy's ``segments`` section) defaults to default-v2's; ``segment_bands`` to (0.05, 0.10).
+    """
+    metric: SegmentMetric = "flip_rate"
+    if task == "binary":
+        metrics, ok, events = _binary(y_true, baseline, mutated, failed, threshold, confidence)
+    elif task == "multiclass":
+        if classes is None:
+            raise ValueError("a multiclass model needs classes (the probability columns' order: pipeline.classes_)")
+        metrics, ok, events = compute_multiclass_metrics(
+            y_true, baseline, mutated, failed, classes, confidence=confidence, seed=seed, threshold=threshold
+        )
+    elif task == "regression":
+        metric = "moved_share"
+        metrics, ok, events = compute_regression_metrics(
+            y_true, baseline, mutated, failed, confidence=confidence, tolerance_fraction=tolerance_fraction,
+            threshold=threshold,
+        )  # fmt: skip
+    else:
+        raise ValueError(f"unknown task {task!r}; expected binary, multiclass or regression")
+    if segments_frame is None:
+        return metrics
+    summary = segment_analysis(
+        segments_frame, ok, events, metric=metric, bands=segment_bands or DEFAULT_SEGMENT_BANDS,
+        rule=segment_rule or DEFAULT_SEGMENT_RULE, confidence=confidence,
+    )  # fmt: skip
+    return metrics.model_copy(update={"segments": summary})
