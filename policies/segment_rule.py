@@ -45,7 +45,7 @@ def _judged(f: SegmentFinding, level: Verdict, s: SegmentSummary, rule: SegmentR
             else f"not credibly above the {pct(band or 0)} warning band"
         )
     cmp = "<" if level is not Verdict.PASS else ">="
-    stats = f"one-sided binomial p = {p:.3g}, BH-adjusted p = {p_adj:.3g} {cmp} FDR {rule.fdr:g} {tested}"
+    stats = f"one-sided binomial p {_p(p)}, BH-adjusted p {_p(p_adj)} {cmp} FDR {rule.fdr:g} {tested}"
     return Reason(
         code=f"segment_{level.lower()}",
         severity=level,
@@ -84,3 +84,10 @@ def segment_reasons(m: ModelMetrics, rule: SegmentRule | None, bands: tuple[floa
         ]
     level, worst = max(((_level(f, rule.fdr), f) for f in s.findings), key=lambda lf: (lf[0].severity, lf[1].value))
     return [_judged(worst, level, s, rule, m.confidence)]
+
+
+def _p(value: float | None) -> str:
+    # An exact binomial p that underflows to 0 would read as "impossible"; say how small it is instead.
+    if value is None:
+        return "not computed"
+    return "< 1e-300" if value < 1e-300 else f"= {value:.3g}"

@@ -131,8 +131,10 @@ def paired_multiclass(
     """The task's metrics on scored rows (at least 2), the per-row flip indicator and max |Δp| per row."""
     pred_b, pred_m = base.argmax(axis=1), mut.argmax(axis=1)
     flipped = pred_b != pred_m
-    diff = (pred_m == y).astype(np.float64) - (pred_b == y)
-    acc_b, acc_m = float(np.mean(pred_b == y)), float(np.mean(pred_m == y))
+    right_b, right_m = pred_b == y, pred_m == y
+    diff = right_m.astype(np.float64) - right_b
+    # count / n is np.mean of the bools exactly (their float sum is the integer count), without a float pass
+    acc_b, acc_m = int(np.count_nonzero(right_b)) / len(y), int(np.count_nonzero(right_m)) / len(y)
     half = z_quantile(confidence) * float(diff.std(ddof=1)) / math.sqrt(len(y))
     f1_b, f1_m, f1_lo, f1_hi = macro_f1_delta(y, pred_b, pred_m, len(labels), confidence=confidence, seed=seed)
     metrics = MulticlassMetrics(
@@ -150,7 +152,26 @@ def paired_multiclass(
         per_class_flip_rate=_per_class_flip_rate(pred_b, flipped, classes),
         per_class_psi={c: psi(b, m) for c, b, m in zip(classes, by_class(base), by_class(mut), strict=True)},
     )
-    return metrics, flipped, np.abs(mut - base).max(axis=1)
+    return metrics, flipped, _max_abs_shift(base, mut)
+
+
+def _max_abs_shift(base: np.ndarray, mut: np.ndarray) -> np.ndarray:
+    """max_j |mut[:, j] - base[:, j]| per row, a column at a time: numpy's max over a short last axis is ~10x
+    slower than k elementwise passes, and the maximum of the same values is the same number."""
+    shift: np.ndarray = np.abs(mut[:, 0] - base[:, 0])
+    step = np.empty_like(shift)
+    for j in range(1, base.shape[1]):
+        np.subtract(mut[:, j], base[:, j], out=step)
+        np.maximum(shift, np.abs(step, out=step), out=shift)
+    return shift
+
+
+def finite_rows(scores: np.ndarray) -> np.ndarray:
+    """Rows whose every column is finite, a column at a time (faster than ``isfinite(...).all(axis=1)``)."""
+    finite = np.isfinite(scores[:, 0])
+    for j in range(1, scores.shape[1]):
+        finite &= np.isfinite(scores[:, j])
+    return finite
 
 
 def compute_multiclass_metrics(
@@ -181,13 +202,15 @@ def compute_multiclass_metrics(
         raise ValueError("no rows to compute metrics on")
     z_quantile(confidence)
     y, labels = encode_labels(np.asarray(y_true), classes)
-    ok = ~(fail | ~np.isfinite(base).all(axis=1) | ~np.isfinite(mut).all(axis=1))
+    ok = finite_rows(base) & finite_rows(mut) & ~fail
     n, n_scored = len(base), int(ok.sum())
     task_metrics, flipped, shift = None, np.zeros(n_scored, dtype=bool), np.zeros(0)
     if n_scored >= 2:
+        every = n_scored == n  # the usual case: no (n, k) copies of every row
         task_metrics, flipped, shift = paired_multiclass(
-            y[ok], base[ok], mut[ok], labels, labels[:k], confidence=confidence, seed=seed
-        )
+            y if every else y[ok], base if every else base[ok], mut if every else mut[ok], labels, labels[:k],
+            confidence=confidence, seed=seed,
+        )  # fmt: skip
     flips = int(np.count_nonzero(flipped))
     flip_lo, flip_hi = wilson_interval(flips, n_scored, confidence) if n_scored >= 2 else (None, None)
     scored = task_metrics is not None

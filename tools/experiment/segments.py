@@ -84,7 +84,9 @@ def _categorical(series: pd.Series, ok: np.ndarray, max_categories: int) -> _Col
     # The whole column is factorized, then the scored rows picked: an Arrow-backed string column (pandas' default
     # string dtype) is dictionary-encoded in place instead of being copied into Python objects first.
     all_codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    codes = np.asarray(all_codes)[ok]
+    codes = np.asarray(all_codes)
+    if not ok.all():
+        codes = codes[ok]
     missing = codes < 0
     if missing.any():  # missing values are a segment of their own: a change can hurt exactly those rows
         codes = np.where(missing, len(uniques), codes)
@@ -97,11 +99,12 @@ def _categorical(series: pd.Series, ok: np.ndarray, max_categories: int) -> _Col
 
 
 def _numeric(values: np.ndarray, bins: int) -> _Column | str:
-    v = values.astype(np.float64)
+    v = values.astype(np.float64, copy=False)
     finite = np.isfinite(v)
-    if not finite.any():
+    all_finite = bool(finite.all())
+    if not all_finite and not finite.any():
         return "no finite value"
-    kept = v[finite]
+    kept = v if all_finite else v[finite]
     # Segment edges need not be exact quantiles: above QUANTILE_ROWS they come from evenly spaced rows (no seed),
     # which moves a bin's share by well under a percent point and saves a partition of every row per column.
     step = max(1, len(kept) // QUANTILE_ROWS)
@@ -113,7 +116,7 @@ def _numeric(values: np.ndarray, bins: int) -> _Column | str:
     codes = np.zeros(len(v), dtype=np.int64)
     for edge in edges:  # the number of edges <= value, as searchsorted(side="right"), by one pass per edge
         codes += v >= edge
-    if not finite.all():
+    if not all_finite:
         codes = np.where(finite, codes, len(labels))
         labels.append(_MISSING)
     if len(labels) < 2:
@@ -131,7 +134,8 @@ def _segment_column(series: pd.Series, ok: np.ndarray, rule: SegmentRule) -> _Co
     ):
         return _categorical(series, ok, rule.max_categories)
     if pd.api.types.is_numeric_dtype(dtype):
-        return _numeric(series.to_numpy()[ok], rule.numeric_bins)
+        values = series.to_numpy()
+        return _numeric(values if ok.all() else values[ok], rule.numeric_bins)
     return f"dtype {dtype} is neither categorical nor numeric"
 
 
@@ -167,7 +171,6 @@ def segment_analysis(
     names: list[tuple[str, str]] = []
     counts: list[np.ndarray] = []
     hits: list[np.ndarray] = []
-    weights = hit.astype(np.float64)
     for raw_name in frame.columns:
         name = str(raw_name)
         if len(examined) >= rule.max_columns:
@@ -179,7 +182,7 @@ def segment_analysis(
             continue
         examined.append(name)
         size = np.bincount(column.codes, minlength=len(column.labels))
-        flipped = np.rint(np.bincount(column.codes, weights=weights, minlength=len(column.labels))).astype(np.int64)
+        flipped = np.bincount(column.codes[hit], minlength=len(column.labels))  # events are rarer than rows
         for code in np.flatnonzero(size >= rule.min_share * n_scored):
             names.append((name, _label(name, column.labels[code], column.numeric)))
             counts.append(size[code])

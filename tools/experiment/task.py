@@ -48,11 +48,14 @@ class TaskDecision:
     def label_array(self, labels: pd.Series) -> np.ndarray:
         """`y_true` for the metrics: 0/1 int8 (binary), label keys (multiclass), float64 (regression).
         Call `check_labels` first: this assumes the labels passed it."""
+        if self.task == "multiclass":
+            # Keys of the distinct values, then one take: an Arrow string column is dictionary-encoded in place
+            # instead of being copied into a million Python strings first (same keys as label_keys(values)).
+            codes, uniques = pd.factorize(labels, use_na_sentinel=False)
+            return label_keys(np.asarray(uniques))[codes]
         values = labels.to_numpy()
         if self.task == "regression":
             return values.astype(np.float64)
-        if self.task == "multiclass":
-            return label_keys(values)
         numeric = _numeric_classes(self.raw_classes)
         if self.classes is None or (numeric is not None and _is_numeric(values)):
             positive = 1 if numeric is None else numeric[1]

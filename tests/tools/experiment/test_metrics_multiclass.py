@@ -157,6 +157,17 @@ def test_failures_are_counted_and_excluded() -> None:
     assert m.multiclass == clean.multiclass and m.flips == clean.flips
 
 
+def test_the_max_shift_is_over_every_class_of_the_scored_rows() -> None:
+    y, base, mut = multiclass_case(1000, 9)
+    mut = mut.copy()
+    mut[7, 2] = np.inf
+    m, ok, _ = compute_multiclass_metrics(y, base, mut, np.zeros(1000, dtype=bool), CLASSES)
+    shift = np.abs(mut[ok] - base[ok]).max(axis=1)
+    assert (int(ok.sum()), bool(ok[7])) == (999, False)
+    assert (m.prob_shift_mean, m.prob_shift_max) == (float(shift.mean()), float(shift.max()))
+    assert m.prob_shift_p95 == float(np.quantile(shift, 0.95))
+
+
 def test_all_rows_failed() -> None:
     y, base, _ = multiclass_case(20, 8)
     m, _, _ = compute_multiclass_metrics(y, base, np.full_like(base, np.nan), np.zeros(20, dtype=bool), CLASSES)

@@ -191,6 +191,22 @@ def test_label_arrays_per_task() -> None:
     assert label_keys(np.array([True, 2, "a"], dtype=object)).tolist() == ["1", "2", "a"]
 
 
+@pytest.mark.parametrize(
+    "labels",
+    [
+        pd.Series(["high", "mid", "high"]),
+        pd.Series(["high", "mid"], dtype="string[pyarrow]"),
+        pd.Series(["mid", "high", "mid"], dtype="category"),
+        pd.Series([1.0, 2.5, -0.0, 3.0]),
+        pd.Series([3, 1, 3]),
+        pd.Series([True, 2, "a", 1.0], dtype=object),
+    ],
+)
+def test_a_multiclass_label_array_is_the_label_keys_of_every_row(labels: pd.Series) -> None:
+    got, want = MULTI.label_array(labels), label_keys(labels.to_numpy())
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
 def test_label_strata_per_task() -> None:
     codes, names, method = label_strata(pd.Series(["b", "a", "c", "a"]), MULTI)
     assert names == ["a", "b", "c"] and codes.tolist() == [1, 0, 2, 0] and "stratified by label" in method
