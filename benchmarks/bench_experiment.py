@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/bench_experiment.py [--rows 10000 100000 1000000] [--repeats 3]
 
-(a) experiment = `run_experiment` (baseline + mutate + mutated inference, baseline cache cold) + `compute_metrics`
+(a) experiment = `run_experiment` (baseline + mutate + mutated inference, baseline cache cold) + the task metrics
+                 with segments (`compute_task_metrics`, as assess.py calls it)
 (b) floor      = raw `pipeline.predict_proba` on the baseline frame + on the mutated frame, the mutation being
                  prepared outside the timing: the least any tool must spend to compare the two.
 Timings are the best of `--repeats` runs, floor and experiment interleaved. Peak memory is measured in a
@@ -27,8 +28,8 @@ from seed.data import LABEL_COLUMN, generate_transactions, to_feature_frame
 from seed.model import MODEL_FEATURES, train_demo_models
 from tools.experiment.binding import ModelBinding
 from tools.experiment.loading import load_verified_pipeline
-from tools.experiment.metrics import compute_metrics
 from tools.experiment.runner import BaselineCache, ExperimentOutcome, run_experiment
+from tools.experiment.task_metrics import compute_task_metrics
 from tools.mutations import Mutation, apply_mutation, parse_mutation
 
 MB = 1024 * 1024
@@ -39,6 +40,8 @@ def load_pipelines(folder: Path) -> dict[str, Any]:
     artifacts = train_demo_models(folder)
     pipelines = {}
     for name, model in artifacts.models.items():
+        if name == "review_time":  # the demo's regressor: bench_tasks.py measures it; this file is about classifiers
+            continue
         binding = ModelBinding(
             artifact_path=model.artifact_path,
             artifact_sha256=model.artifact_sha256,
@@ -66,9 +69,22 @@ def experiment(pipeline: Any, frame: pd.DataFrame, model: str, column: str, muta
         cache_key=("bench", "bench"),
     )
     started = time.perf_counter()
-    compute_metrics(outcome.y_true, outcome.baseline, outcome.mutated.scores, outcome.mutated.failed)
+    # As tools/experiment/assess.py does since issue 15: the binary metrics plus the segment analysis over the
+    # evaluation rows' columns, judged against default-v2's bands.
+    policy = _policy()
+    compute_task_metrics(
+        "binary", outcome.y_true, outcome.baseline, outcome.mutated.scores, outcome.mutated.failed,
+        segments_frame=frame.drop(columns=[LABEL_COLUMN]), segment_bands=policy.segment_bands("binary"),
+        segment_rule=policy.segments,
+    )  # fmt: skip
     outcome.seconds["metrics"] = time.perf_counter() - started
     return outcome
+
+
+def _policy() -> Any:
+    from policies import load_policy
+
+    return load_policy().policy
 
 
 def best_of(repeats: int, *fns: Callable[[], object]) -> list[float]:
