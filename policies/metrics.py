@@ -13,7 +13,7 @@ The task decides which fields carry meaning:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -138,3 +138,16 @@ class ModelMetrics(_Frozen):
     regression: RegressionMetrics | None = None
     multiclass: MulticlassMetrics | None = None
     segments: SegmentSummary | None = None
+
+
+NO_ROC_FIELDS: Final[dict[str, Any]] = {
+    "positives": 0,
+    "negatives": 0,
+    "auc_baseline": None,
+    "auc_mutated": None,
+    "auc_delta": None,
+    "auc_delta_ci_low": None,
+    "auc_delta_ci_high": None,
+    "auc_p_value": None,
+}
+"""The binary-only fields of ModelMetrics as a multiclass or regression model fills them (no ROC, no positives)."""

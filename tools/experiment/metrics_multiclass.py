@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from policies.metrics import ModelMetrics, MulticlassMetrics
+from policies.metrics import NO_ROC_FIELDS, ModelMetrics, MulticlassMetrics
 from tools.experiment.metrics import PSI_EPSILON, psi, wilson_interval, z_quantile
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -216,15 +216,8 @@ def compute_multiclass_metrics(
     scored = task_metrics is not None
     metrics = ModelMetrics(
         n=n,
-        positives=0,
-        negatives=0,
         n_scored=n_scored,
-        auc_baseline=None,
-        auc_mutated=None,
-        auc_delta=None,
-        auc_delta_ci_low=None,
-        auc_delta_ci_high=None,
-        auc_p_value=None,
+        **NO_ROC_FIELDS,
         flips=flips,
         flip_rate=flips / n_scored if scored else None,
         flip_rate_ci_low=flip_lo,

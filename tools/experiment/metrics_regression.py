@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from policies.metrics import ModelMetrics, RegressionMetrics
+from policies.metrics import NO_ROC_FIELDS, ModelMetrics, RegressionMetrics
 from tools.experiment.metrics import PSI_EPSILON, psi, wilson_interval, z_quantile
 
 METHODS_REGRESSION: dict[str, str] = {
@@ -126,15 +126,8 @@ def compute_regression_metrics(
         )
     metrics = ModelMetrics(
         n=n,
-        positives=0,
-        negatives=0,
         n_scored=n_scored,
-        auc_baseline=None,
-        auc_mutated=None,
-        auc_delta=None,
-        auc_delta_ci_low=None,
-        auc_delta_ci_high=None,
-        auc_p_value=None,
+        **NO_ROC_FIELDS,
         flips=0,
         flip_rate=None,
         flip_rate_ci_low=None,
