@@ -16,7 +16,8 @@ PYTHON ?= $(shell for c in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3 p
 # Debian keeps the server in /usr/lib/postgresql/<major>/bin, and the major version differs between releases).
 export CHROMIUM ?= /usr/bin/chromium
 export POSTGRES_INITDB ?= /usr/lib/postgresql/*/bin/initdb
-SYSTEM_DEPS ?= $(CHROMIUM):chromium $(POSTGRES_INITDB):postgresql
+# tests/tools/changes and tests/test_action build real git repositories (infer-changes reads git history).
+SYSTEM_DEPS ?= $(CHROMIUM):chromium $(POSTGRES_INITDB):postgresql /usr/bin/git:git
 
 .PHONY: demo test lint system-deps chat clean
 
