@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
-from policies.metrics import ModelMetrics, Task
+from policies.metrics import Frozen, ModelMetrics, Task
 from policies.rules_binary import binary_reasons, binary_sample_reasons
 from policies.rules_common import failure_reason
 from policies.rules_multiclass import multiclass_reasons, multiclass_sample_reasons
@@ -69,11 +69,7 @@ class PolicyError(ValueError):
     """A policy file that cannot be used; the message names the file and the problem."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StructuralRule(_Frozen):
+class StructuralRule(Frozen):
     """The verdict for a production model whose input column is dropped or renamed: no metric can be measured
     (the model cannot be scored without its input), so the rule is a verdict, not a threshold. Never PASS: a
     model losing an input is at least worth a look."""
@@ -88,7 +84,7 @@ class StructuralRule(_Frozen):
         return self
 
 
-class Policy(_Frozen):
+class Policy(Frozen):
     """A policy file. The top-level thresholds are v1's and judge binary classifiers; the optional task sections
     (v2) judge multiclass classifiers and regressors, and the segment rule applies to every task it can."""
 
@@ -135,7 +131,7 @@ class Policy(_Frozen):
         return None if self.regression is None else self.regression.tolerance_fraction
 
 
-class LoadedPolicy(_Frozen):
+class LoadedPolicy(Frozen):
     policy: Policy
     sha256: str  # over the file's bytes, recorded in the evidence
     path: Path

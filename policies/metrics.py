@@ -22,11 +22,13 @@ SegmentMetric = Literal["flip_rate", "moved_share"]
 Exceeds = Literal["none", "warning", "block"]
 
 
-class _Frozen(BaseModel):
+class Frozen(BaseModel):
+    """Every model of policies/: immutable, unknown keys refused."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class RegressionMetrics(_Frozen):
+class RegressionMetrics(Frozen):
     """Paired error changes of a regressor on the scored rows; every delta is mutated - baseline (positive = worse)."""
 
     mae_baseline: float
@@ -51,7 +53,7 @@ class RegressionMetrics(_Frozen):
     baseline_prediction_std: float
 
 
-class MulticlassMetrics(_Frozen):
+class MulticlassMetrics(Frozen):
     """Paired accuracy / macro-F1 changes of a multiclass classifier on the scored rows (mutated - baseline)."""
 
     classes: list[str]
@@ -71,7 +73,7 @@ class MulticlassMetrics(_Frozen):
     per_class_psi: dict[str, float]  # PSI of each class's probability, mutated vs baseline
 
 
-class SegmentFinding(_Frozen):
+class SegmentFinding(Frozen):
     """One segment of the evaluation rows (a category, or a quantile bin of a numeric column)."""
 
     column: str
@@ -93,7 +95,7 @@ class SegmentFinding(_Frozen):
     p_adjusted_block: float | None = None  # BH across every segment tested, block-band family
 
 
-class SegmentSummary(_Frozen):
+class SegmentSummary(Frozen):
     columns_examined: list[str]
     columns_skipped: dict[str, str]  # column -> why it was not segmented
     segments_tested: int
@@ -108,7 +110,7 @@ class SegmentSummary(_Frozen):
     fdr: float | None = None  # the false discovery rate `exceeds` was decided with
 
 
-class ModelMetrics(_Frozen):
+class ModelMetrics(Frozen):
     """Per-model numbers the policy judges. None means "not computable" (see the fields' comments)."""
 
     n: int

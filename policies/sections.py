@@ -3,14 +3,12 @@ misspelt threshold is an error, not a silently ignored line."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from policies.metrics import Frozen
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Band(_Frozen):
+class Band(Frozen):
     """WARNING at value >= warning, BLOCK at value >= block."""
 
     warning: float = Field(gt=0)
@@ -29,7 +27,7 @@ class ShareBand(Band):
     block: float = Field(gt=0, le=1)
 
 
-class FailureRule(_Frozen):
+class FailureRule(Frozen):
     warning_count: int = Field(ge=1)
     block_rate: float = Field(gt=0, le=1)
 
@@ -51,7 +49,7 @@ class SignificantIncreaseRule(Band):
     interval lies wholly above 0 and the relative increase reaches the band."""
 
 
-class MulticlassRules(_Frozen):
+class MulticlassRules(Frozen):
     min_rows: int = Field(ge=1)
     flip_rate: ShareBand  # share of scored rows whose argmax class changed
     accuracy_drop: SignificantDropRule
@@ -59,7 +57,7 @@ class MulticlassRules(_Frozen):
     class_psi: Band  # max over classes of the PSI of that class's probability
 
 
-class RegressionRules(_Frozen):
+class RegressionRules(Frozen):
     min_rows: int = Field(ge=2)  # a paired standard error needs two rows at the very least
     mae_increase_relative: SignificantIncreaseRule
     rmse_increase_relative: SignificantIncreaseRule
@@ -68,7 +66,7 @@ class RegressionRules(_Frozen):
     prediction_psi: Band
 
 
-class SegmentRule(_Frozen):
+class SegmentRule(Frozen):
     """How segments are formed and when one may raise the verdict (see policies/README.md, "Segments")."""
 
     min_share: float = Field(gt=0, lt=1)  # a segment holds at least this share of the scored rows

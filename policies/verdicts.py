@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from policies.metrics import Frozen
 
 
 class Verdict(StrEnum):
@@ -26,11 +26,7 @@ class Verdict(StrEnum):
 _SEVERITY = {Verdict.PASS: 0, Verdict.WARNING: 1, Verdict.INCOMPLETE: 2, Verdict.BLOCK: 3}
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Reason(_Frozen):
+class Reason(Frozen):
     code: str  # e.g. "flip_rate_block"
     severity: Verdict
     message: str  # human-readable, with the measured number and the threshold
@@ -39,7 +35,7 @@ class Reason(_Frozen):
     threshold: float | None = None
 
 
-class Decision(_Frozen):
+class Decision(Frozen):
     verdict: Verdict
     reasons: tuple[Reason, ...]
 

@@ -102,7 +102,7 @@ def run_model(
         baseline=outcome.baseline,
         mutated=outcome.mutated.scores,
         failed=outcome.mutated.failed,
-        classes=list(task.classes) if task.task == "multiclass" and task.classes else None,
+        classes=task.class_list,
         tolerance=metrics.regression.tolerance if metrics.regression is not None else None,
     )
     return ModelTest(evidence, arrays)
@@ -123,7 +123,7 @@ def _metrics(prepared: PreparedModel, outcome: ExperimentOutcome, policy: Policy
         outcome.mutated.scores,
         outcome.mutated.failed,
         threshold=prepared.binding.decision_threshold,
-        classes=list(task.classes) if task.task == "multiclass" and task.classes else None,
+        classes=task.class_list,
         segments_frame=segments,
         segment_bands=bands,
         tolerance_fraction=policy.regression_tolerance_fraction() or DEFAULT_TOLERANCE_FRACTION,

@@ -27,8 +27,8 @@ REQUIRED_KEYS = (ARTIFACT_URI, ARTIFACT_SHA256, EVAL_DATA_URI, LABEL_COLUMN)
 MLFLOW_MODEL = "provenance.mlflow_model"
 MLFLOW_VERSION = "provenance.mlflow_version"
 MLFLOW_RUN_ID = "provenance.mlflow_run_id"
-PICKLE_FORMATS = ("pickle", "cloudpickle")
-TASKS: Final[tuple[Task, ...]] = get_args(Task)  # MLflow's sklearn serialization formats; both load with pickle
+PICKLE_FORMATS = ("pickle", "cloudpickle")  # MLflow's sklearn serialization formats; both load with pickle
+TASKS: Final[tuple[Task, ...]] = get_args(Task)
 
 
 class BindingError(Exception):

@@ -197,6 +197,18 @@ def compute_metrics(
     confidence: float = 0.95,
 ) -> ModelMetrics:
     """All per-model metrics; see the module docstring for how failed rows are treated."""
+    return binary_metrics(y_true, p_baseline, p_mutated, failed, threshold, confidence)[0]
+
+
+def binary_metrics(
+    y_true: np.ndarray,
+    p_baseline: np.ndarray,
+    p_mutated: np.ndarray,
+    failed: np.ndarray,
+    threshold: float = 0.5,
+    confidence: float = 0.95,
+) -> tuple[ModelMetrics, np.ndarray, np.ndarray]:
+    """`compute_metrics`, plus the scored-row mask and each scored row's flip (what the segment analysis splits)."""
     y = _as_labels(y_true)
     base = np.asarray(p_baseline, dtype=np.float64)
     mut = np.asarray(p_mutated, dtype=np.float64)
@@ -220,7 +232,8 @@ def compute_metrics(
         d = delong_paired(ys, bs, ms, confidence)
         auc = {"base": d.auc_a, "mut": d.auc_b, "delta": d.delta, "lo": d.ci_low, "hi": d.ci_high, "p": d.p_value}
 
-    flips = int(np.count_nonzero((bs >= threshold) != (ms >= threshold)))
+    flipped = (bs >= threshold) != (ms >= threshold)
+    flips = int(np.count_nonzero(flipped))
     flip_rate = flip_lo = flip_hi = shift_mean = shift_p95 = shift_max = score_psi = None
     if n_scored:
         flip_rate = flips / n_scored
@@ -229,7 +242,7 @@ def compute_metrics(
         shift_mean, shift_p95, shift_max = float(shift.mean()), float(np.quantile(shift, 0.95)), float(shift.max())
         score_psi = psi(bs, ms)
 
-    return ModelMetrics(
+    metrics = ModelMetrics(
         n=n,
         positives=positives,
         negatives=n - positives,
@@ -254,3 +267,4 @@ def compute_metrics(
         confidence=confidence,
         methods=dict(METHODS),
     )
+    return metrics, ok, flipped

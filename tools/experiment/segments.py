@@ -25,6 +25,7 @@ import pandas as pd
 
 from policies.metrics import Exceeds, SegmentFinding, SegmentMetric, SegmentSummary
 from policies.sections import SegmentRule
+from tools.experiment.metrics import z_quantile
 
 DEFAULT_SEGMENT_RULE = SegmentRule(min_share=0.05, fdr=0.05, numeric_bins=4, max_columns=20, max_categories=50)
 DEFAULT_SEGMENT_BANDS = (0.05, 0.10)  # default-v2's flip_rate / moved_share bands
@@ -59,9 +60,7 @@ def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
 def wilson_bounds(events: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised Wilson score interval (no continuity correction, as scipy's binomtest "wilson"), 0 / 1 exact at the
     ends."""
-    from scipy.special import ndtri
-
-    z = float(ndtri(0.5 + 0.5 * confidence))
+    z = z_quantile(confidence)
     k, n = np.asarray(events, dtype=np.float64), np.asarray(n, dtype=np.float64)
     p = k / n
     denom = 1.0 + z * z / n

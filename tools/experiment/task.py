@@ -45,6 +45,11 @@ class TaskDecision:
         """Columns of one row's output: 1 for binary (P(class 1)) and regression, k for multiclass."""
         return len(self.classes) if self.task == "multiclass" and self.classes else 1
 
+    @property
+    def class_list(self) -> list[str] | None:
+        """The classes a multiclass model's probability columns stand for; None for the other tasks."""
+        return list(self.classes) if self.task == "multiclass" and self.classes else None
+
     def label_array(self, labels: pd.Series) -> np.ndarray:
         """`y_true` for the metrics: 0/1 int8 (binary), label keys (multiclass), float64 (regression).
         Call `check_labels` first: this assumes the labels passed it."""

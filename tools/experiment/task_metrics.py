@@ -15,25 +15,10 @@ import pandas as pd
 
 from policies.metrics import ModelMetrics, SegmentMetric, Task
 from policies.sections import SegmentRule
-from tools.experiment.metrics import compute_metrics
+from tools.experiment.metrics import binary_metrics
 from tools.experiment.metrics_multiclass import compute_multiclass_metrics
 from tools.experiment.metrics_regression import compute_regression_metrics
 from tools.experiment.segments import DEFAULT_SEGMENT_BANDS, DEFAULT_SEGMENT_RULE, segment_analysis
-
-
-def _binary(
-    y_true: np.ndarray,
-    baseline: np.ndarray,
-    mutated: np.ndarray,
-    failed: np.ndarray,
-    threshold: float,
-    confidence: float,
-) -> tuple[ModelMetrics, np.ndarray, np.ndarray]:
-    metrics = compute_metrics(y_true, baseline, mutated, failed, threshold=threshold, confidence=confidence)
-    base, mut = np.asarray(baseline, dtype=np.float64), np.asarray(mutated, dtype=np.float64)
-    ok = ~(np.asarray(failed, dtype=bool) | ~np.isfinite(base) | ~np.isfinite(mut))  # as compute_metrics counts
-    flipped = (base[ok] >= threshold) != (mut[ok] >= threshold)
-    return metrics, ok, flipped
 
 
 def compute_task_metrics(
@@ -60,7 +45,7 @@ def compute_task_metrics(
     """
     metric: SegmentMetric = "flip_rate"
     if task == "binary":
-        metrics, ok, events = _binary(y_true, baseline, mutated, failed, threshold, confidence)
+        metrics, ok, events = binary_metrics(y_true, baseline, mutated, failed, threshold, confidence)
     elif task == "multiclass":
         if classes is None:
             raise ValueError("a multiclass model needs classes (the probability columns' order: pipeline.classes_)")
