@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError, model_validator
@@ -31,6 +31,7 @@ from policies.sections import (
     ShareBand,
     SignificantDropRule,
     SignificantIncreaseRule,
+    StructuralRule,
 )
 from policies.segment_rule import segment_reasons
 from policies.verdicts import Decision, Reason, Verdict, incomplete, overall_verdict
@@ -67,21 +68,6 @@ __all__ = [  # the names other packages import from here; the models themselves 
 
 class PolicyError(ValueError):
     """A policy file that cannot be used; the message names the file and the problem."""
-
-
-class StructuralRule(Frozen):
-    """The verdict for a production model whose input column is dropped or renamed: no metric can be measured
-    (the model cannot be scored without its input), so the rule is a verdict, not a threshold. Never PASS: a
-    model losing an input is at least worth a look."""
-
-    dropped: Verdict = Verdict.BLOCK
-    renamed: Verdict = Verdict.BLOCK
-
-    @model_validator(mode="after")
-    def _not_pass(self) -> StructuralRule:
-        if Verdict.PASS in (self.dropped, self.renamed):
-            raise ValueError("a dropped or renamed input cannot PASS; use WARNING, INCOMPLETE or BLOCK")
-        return self
 
 
 class Policy(Frozen):
@@ -137,7 +123,7 @@ class LoadedPolicy(Frozen):
     path: Path
 
 
-def structural_reason(change: str, field: str, policy: Policy) -> Reason:
+def structural_reason(change: Literal["dropped", "renamed"], field: str, policy: Policy) -> Reason:
     """The policy's verdict for a model whose input `field` is `change` ("dropped" or "renamed")."""
     level = policy.structural.renamed if change == "renamed" else policy.structural.dropped
     return Reason(

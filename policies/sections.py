@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from policies.metrics import Frozen
+from policies.verdicts import Verdict
 
 
 class Band(Frozen):
@@ -74,3 +75,18 @@ class SegmentRule(Frozen):
     numeric_bins: int = Field(ge=2, le=20)  # quantile bins per numeric column
     max_columns: int = Field(ge=1)  # columns examined, in the evaluation data's order
     max_categories: int = Field(ge=2)  # a categorical column with more distinct values is skipped
+
+
+class StructuralRule(Frozen):
+    """The verdict for a production model whose input column is dropped or renamed: no metric can be measured
+    (the model cannot be scored without its input), so the rule is a verdict, not a threshold. Never PASS: a
+    model losing an input is at least worth a look."""
+
+    dropped: Verdict = Verdict.BLOCK
+    renamed: Verdict = Verdict.BLOCK
+
+    @model_validator(mode="after")
+    def _not_pass(self) -> StructuralRule:
+        if Verdict.PASS in (self.dropped, self.renamed):
+            raise ValueError("a dropped or renamed input cannot PASS; use WARNING, INCOMPLETE or BLOCK")
+        return self
