@@ -25,6 +25,7 @@ import pandas as pd
 from tools.evidence.schema import SamplingRecord
 from tools.experiment.binding import PICKLE_FORMATS, BindingError, ModelBinding
 from tools.experiment.sampling import SampleSpec, stratified_indices
+from tools.experiment.segments import is_categorical
 from tools.experiment.task import TaskDecision, check_labels, label_strata
 
 _HASH_BLOCK = 1 << 20
@@ -218,10 +219,7 @@ def segment_candidates(path: Path, names: list[str], limit: int) -> list[str]:
     found = []
     for name in names:
         column = head[name]
-        dtype = column.dtype
-        categorical = pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
-        categorical |= pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype)
-        if categorical and 2 <= column.nunique(dropna=True) <= _SNIFF_MAX_DISTINCT:
+        if is_categorical(column.dtype) and 2 <= column.nunique(dropna=True) <= _SNIFF_MAX_DISTINCT:
             found.append(name)
     return found[:limit]
 

@@ -19,6 +19,7 @@ bincounts; 1M rows x 20 columns take well under a second (benchmarks/bench_tasks
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -123,14 +124,19 @@ def _numeric(values: np.ndarray, bins: int) -> _Column | str:
     return _Column(codes=codes, labels=labels, numeric=True)
 
 
-def _segment_column(series: pd.Series, ok: np.ndarray, rule: SegmentRule) -> _Column | str:
-    dtype = series.dtype
-    if (
+def is_categorical(dtype: Any) -> bool:
+    """Segmented by value (not binned): booleans, categoricals, strings and objects."""
+    return (
         pd.api.types.is_bool_dtype(dtype)
         or isinstance(dtype, pd.CategoricalDtype)
         or pd.api.types.is_object_dtype(dtype)
         or pd.api.types.is_string_dtype(dtype)
-    ):
+    )
+
+
+def _segment_column(series: pd.Series, ok: np.ndarray, rule: SegmentRule) -> _Column | str:
+    dtype = series.dtype
+    if is_categorical(dtype):
         return _categorical(series, ok, rule.max_categories)
     if pd.api.types.is_numeric_dtype(dtype):
         values = series.to_numpy()
