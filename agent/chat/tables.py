@@ -39,7 +39,7 @@ def _binary(m: ModelMetrics) -> list[str]:
 def _regression(m: ModelMetrics) -> list[str]:
     r = m.regression
     if r is None:
-        return ["n/a"] * 4 + [pct(m.failure_rate)]
+        return ["n/a"] * 5 + [pct(m.failure_rate)]
 
     def signed(value: float | None) -> str:
         return sig(value, sign=True)
@@ -109,7 +109,7 @@ def _groups(models: list[ModelEvidence]) -> dict[Task, list[ModelEvidence]]:
     known: dict[Task, list[ModelEvidence]] = {}
     unknown: list[ModelEvidence] = []
     for model in models:
-        task = model.metrics.task if model.metrics is not None else model.task
+        task = model.measured_task
         (known.setdefault(task, []) if task is not None else unknown).append(model)
     groups = {task: known[task] for task in TASK_ORDER if task in known}
     if unknown:

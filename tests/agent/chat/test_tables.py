@@ -69,3 +69,13 @@ def test_worst_segments_are_listed_per_model() -> None:
     assert segment_item(task_examples.segments(findings=0)) == "no segment of at least 5% of rows; 14 segments tested"
     underflow = summary.worst.model_copy(update={"p_adjusted_block": 0.0})
     assert "BH p \\< 1e\\-300, credibly above" in segment_item(summary.model_copy(update={"worst": underflow}))
+
+
+def test_a_regressor_without_regression_metrics_fills_every_column_of_its_header() -> None:
+    metrics = task_examples.regression_metrics(regression=None)
+    text = tables(task_examples.model("review_time", metrics))
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| Model |"))
+    row = next(line for line in lines if line.startswith("| review"))
+    assert row.count(" |") == header.count(" |")
+    assert row.endswith(" n/a | 0.1% |")
