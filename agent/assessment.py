@@ -70,7 +70,7 @@ class AssessmentResult(BaseModel):
                     "reason_codes": [r.code for r in m.reasons],
                     "production_marker": m.production_marker,
                     # binary / multiclass / regression: which of the metrics' task sections carry meaning
-                    "task": m.metrics.task if m.metrics else m.task,
+                    "task": m.measured_task,
                     "metrics": m.metrics.model_dump(mode="json") if m.metrics else None,
                 }
                 for m in ev.models

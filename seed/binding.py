@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
 
-# DESIGN §4 binding contract keys, written into mlModelProperties.customProperties.
-ARTIFACT_URI_KEY: Final = "provenance.artifact_uri"
-ARTIFACT_SHA256_KEY: Final = "provenance.artifact_sha256"
-EVAL_DATA_URI_KEY: Final = "provenance.eval_data_uri"
-LABEL_COLUMN_KEY: Final = "provenance.label_column"
-TASK_KEY: Final = "provenance.task"
+# The keys are the ones Provenance reads (DESIGN §4), so a seeded binding cannot drift from the reader.
+from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, LABEL_COLUMN, TASK
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -45,9 +40,9 @@ class ModelBinding:
 
     def to_custom_properties(self) -> dict[str, str]:
         properties = {
-            ARTIFACT_URI_KEY: self.artifact_uri,
-            ARTIFACT_SHA256_KEY: self.artifact_sha256,
-            EVAL_DATA_URI_KEY: self.eval_data_uri,
-            LABEL_COLUMN_KEY: self.label_column,
+            ARTIFACT_URI: self.artifact_uri,
+            ARTIFACT_SHA256: self.artifact_sha256,
+            EVAL_DATA_URI: self.eval_data_uri,
+            LABEL_COLUMN: self.label_column,
         }
-        return properties if self.task is None else {**properties, TASK_KEY: self.task}
+        return properties if self.task is None else {**properties, TASK: self.task}

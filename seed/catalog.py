@@ -33,12 +33,6 @@ from datahub.metadata.urns import (
     TagUrn,
 )
 
-# Re-exported: the binding keys and ModelBinding are part of the demo catalog's vocabulary.
-from seed.binding import ARTIFACT_SHA256_KEY as ARTIFACT_SHA256_KEY
-from seed.binding import ARTIFACT_URI_KEY as ARTIFACT_URI_KEY
-from seed.binding import EVAL_DATA_URI_KEY as EVAL_DATA_URI_KEY
-from seed.binding import LABEL_COLUMN_KEY as LABEL_COLUMN_KEY
-from seed.binding import TASK_KEY as TASK_KEY
 from seed.binding import ModelBinding
 from seed.catalog_builders import (
     Column,

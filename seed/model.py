@@ -45,7 +45,6 @@ from seed.review import (
     REVIEW_LABEL,
     REVIEW_TIME,
     build_review_time,
-    review_csv_bytes,
     review_minutes,
 )
 from tools import atomic
@@ -124,9 +123,9 @@ def build_merchant_risk(seed: int) -> Pipeline:
     return Pipeline([("features", features), ("classifier", _classifier(seed))])
 
 
-def eval_csv_bytes(frame: pd.DataFrame) -> bytes:
+def eval_csv_bytes(frame: pd.DataFrame, label: str = LABEL_COLUMN) -> bytes:
     """Serialise with fixed formatting so the bytes depend only on the values, not on the platform."""
-    columns = [*FEATURE_COLUMNS, LABEL_COLUMN]
+    columns = [*FEATURE_COLUMNS, label]
     text = frame[columns].to_csv(index=False, float_format="%.2f", lineterminator="\n")
     return str(text).encode("utf-8")
 
@@ -205,7 +204,7 @@ def _train_review_time(
 ) -> tuple[ModelArtifact, Path, str]:
     """Fit the review-time regressor on the fraud models' training rows; its evaluation file holds the same
     evaluation rows with the review time label."""
-    csv_bytes = review_csv_bytes(evaluation)
+    csv_bytes = eval_csv_bytes(evaluation, label=REVIEW_LABEL)
     eval_path = out_dir / REVIEW_EVAL_FILENAME
     eval_sha = _write_if_changed(eval_path, csv_bytes)
     evaluation = read_eval_frame(io.BytesIO(csv_bytes))  # as downstream readers will see it

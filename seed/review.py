@@ -22,8 +22,6 @@ from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from seed.data import FEATURE_COLUMNS
-
 REVIEW_TIME: Final[str] = "review_time"
 REVIEW_LABEL: Final[str] = "review_minutes"
 REVIEW_EVAL_FILENAME: Final[str] = "review_eval.csv"
@@ -61,9 +59,3 @@ def build_review_time(seed: int) -> Pipeline:
     )
     regressor = GradientBoostingRegressor(n_estimators=150, max_depth=3, learning_rate=0.1, random_state=seed)
     return Pipeline([("features", features), ("regressor", regressor)])
-
-
-def review_csv_bytes(frame: pd.DataFrame) -> bytes:
-    """Fixed formatting, as the fraud evaluation file: the bytes depend only on the values."""
-    text = frame[[*FEATURE_COLUMNS, REVIEW_LABEL]].to_csv(index=False, float_format="%.2f", lineterminator="\n")
-    return str(text).encode("utf-8")

@@ -19,13 +19,14 @@ from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE
 from agent.context import AgentContext, CatalogHandle
 from agent.errors import UsageError
 from agent.nodes.approval import publish_run
+from agent.nodes.failures import worth_publishing
 from policies.engine import LoadedPolicy, Verdict, load_policy
 from tools.catalog.discoverer import Discoverer
 from tools.changes.markdown import render_markdown
 from tools.changes.result import CheckResult, EntryResult, PolicyRef, combined_verdict, outcome_of
 from tools.changes.schema import Approval, ChangeSet, ProposedChange, load_change_set
 from tools.changes.structural import judge_structural, judge_unmapped
-from tools.evidence.store import REPORT_FILE, read_evidence
+from tools.evidence.store import REPORT_FILE
 from tools.mutations import PlanError, parse_mutation
 from tools.settings import ProvenanceSettings
 
@@ -80,19 +81,26 @@ async def _check(
     entries: list[EntryResult] = []
     async with CatalogHandle(settings) as handle:  # opened on first use, shared by every entry
         context = AgentContext(settings=settings, policy=policy, catalog=handle)
+        publishable: set[str] = set()  # run ids the graph would have asked approval for
         for index, change in enumerate(change_set.changes):
-            entries.append(await _assess_entry(context, change, index))
+            entry, worth = await _assess_entry(context, change, index)
+            entries.append(entry)
+            if worth and entry.run_id is not None:
+                publishable.add(entry.run_id)
         if change_set.structural:
             discoverer = Discoverer(await handle.reader())
             for index, structural in enumerate(change_set.structural):
                 entries.append(await judge_structural(discoverer, structural, index, policy.policy))
         entries += [judge_unmapped(unmapped, index) for index, unmapped in enumerate(change_set.unmapped)]
         if approval is not None:
-            entries = [await _publish(context, entry, approval) for entry in entries]
+            entries = [
+                await _publish(context, entry, approval) if entry.run_id in publishable else entry for entry in entries
+            ]
     return entries
 
 
-async def _assess_entry(context: AgentContext, change: ProposedChange, index: int) -> EntryResult:
+async def _assess_entry(context: AgentContext, change: ProposedChange, index: int) -> tuple[EntryResult, bool]:
+    """The entry, and whether its run is worth publishing (agent/nodes/failures.py::worth_publishing)."""
     mutation = parse_mutation(change.op, change.params, fraction=change.fraction, seed=change.seed)
     entry = EntryResult(
         kind="change",
@@ -112,9 +120,9 @@ async def _assess_entry(context: AgentContext, change: ProposedChange, index: in
     try:
         result = await assess_change(context, change.dataset, change.field, mutation)
     except PlanError as exc:  # the catalog has no such field, or the operator does not fit it: this entry only
-        return entry.model_copy(update={"reasons": [f"not assessed: {exc}"]})
+        return entry.model_copy(update={"reasons": [f"not assessed: {exc}"]}), False
     ev = result.evidence
-    return entry.model_copy(
+    assessed = entry.model_copy(
         update={
             "verdict": ev.verdict,
             "reasons": ev.verdict_reasons,
@@ -127,16 +135,12 @@ async def _assess_entry(context: AgentContext, change: ProposedChange, index: in
             "publication": ev.publication.status,
         }
     )
+    return assessed, worth_publishing(bool(ev.models), ev.failures)
 
 
 async def _publish(context: AgentContext, entry: EntryResult, approval: Approval) -> EntryResult:
-    """Publish the run as `provenance publish` does, when the graph would have asked for approval: models were
-    judged and no experiment crashed (agent/nodes/failures.py::publishable)."""
+    """Publish the entry's run as `provenance publish` does (only runs the graph would have asked approval for)."""
     if entry.run_id is None:
-        return entry
-    evidence = read_evidence(context.settings.home, entry.run_id)
-    crashed = any(f.stage == "experiment" and f.kind == "error" for f in evidence.failures)
-    if not evidence.models or crashed:
         return entry
     record = await publish_run(context, entry.run_id, decided_by=f"check:{approval.by}")
     return entry.model_copy(update={"publication": record.status})

@@ -32,7 +32,7 @@ async def _no_catalog(table: str, file: str) -> Resolution:
 async def _build(
     settings: ProvenanceSettings, args: argparse.Namespace, models: list[ModelChanges], explicit: dict[str, str]
 ) -> Inference:
-    if not any(model.findings or model.error for model in models):
+    if not any(model.changed for model in models):
         return await build_change_set(models, _no_catalog)
     async with open_catalog(settings) as catalog:
         resolver = CatalogResolver(
@@ -72,7 +72,7 @@ def render_summary(inference: Inference, args: argparse.Namespace) -> str:
         lines.append(f"  {where}  {item.field}  STRUCTURAL {item.change}{renamed} ({item.dataset})")
     for unmapped in found.unmapped:
         lines.append(f"  {unmapped.file}:{unmapped.line}  {unmapped.column}  REVIEW BY HAND: {unmapped.reason}")
-    quiet = [model for model in inference.files if not model.findings and model.error is None]
+    quiet = [model for model in inference.files if not model.changed]
     if quiet:
         listed = ", ".join(f"{model.file} ({model.status})" for model in quiet)
         lines.append(f"  no existing column changed in: {listed}")

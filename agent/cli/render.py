@@ -6,32 +6,24 @@ from __future__ import annotations
 
 from agent.assessment import AssessmentResult
 from policies.metrics import ModelMetrics
+from tools.evidence.formats import decimal, pct
 from tools.evidence.task_text import multiclass_line, regression_line, segment_line
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:.1f}%"
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def metrics_line(m: ModelMetrics) -> str:
     """The model's metrics on one line (its worst segment goes on the next, see ``metrics_lines``)."""
-    tail = f"; failures {_pct(m.failure_rate)} (n={m.n})"
+    tail = f"; failures {pct(m.failure_rate, 1)} (n={m.n})"
     if m.task == "regression" and m.regression is not None:
         return regression_line(m.regression, ascii_only=True) + tail
     if m.task == "multiclass" and m.multiclass is not None:
         return multiclass_line(m, m.multiclass, ascii_only=True) + tail
+    auc = f"AUC {decimal(m.auc_baseline, 3)} -> {decimal(m.auc_mutated, 3)}"
+    if m.auc_p_value is not None:
+        auc += f" (delta {decimal(m.auc_delta, 3)}, p={m.auc_p_value:.2g})"
     return (
-        f"AUC {_num(m.auc_baseline)} -> {_num(m.auc_mutated)} (delta {_num(m.auc_delta)}, p={m.auc_p_value:.2g})"
-        if m.auc_p_value is not None
-        else f"AUC {_num(m.auc_baseline)} -> {_num(m.auc_mutated)}"
-    ) + (
-        f"; flips {_pct(m.flip_rate)} [{_pct(m.flip_rate_ci_low)}, {_pct(m.flip_rate_ci_high)}]"
-        f"; shift mean {_num(m.prob_shift_mean)} p95 {_num(m.prob_shift_p95)}; PSI {_num(m.psi)}"
-        f"; failures {_pct(m.failure_rate)} (n={m.n})"
+        f"{auc}; flips {pct(m.flip_rate, 1)} [{pct(m.flip_rate_ci_low, 1)}, {pct(m.flip_rate_ci_high, 1)}]"
+        f"; shift mean {decimal(m.prob_shift_mean, 3)} p95 {decimal(m.prob_shift_p95, 3)}; PSI {decimal(m.psi, 3)}"
+        + tail
     )
 
 

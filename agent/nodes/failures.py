@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from agent.state import AgentState
@@ -43,10 +43,15 @@ def captured(stage: str) -> Callable[[Node], Node]:
 
 
 def publishable(state: AgentState) -> bool:
-    """Models were measured or judged, and no model's experiment crashed: a verdict worth asking a person about.
-    (A crashed job leaves its model INCOMPLETE beside the others' results; that run is reported, not published.)"""
-    crashed = any(f.stage == "experiment" and f.kind == "error" for f in state.failures)
-    return bool(state.model_results) and not crashed
+    """Models were measured or judged, and no model's experiment crashed: a verdict worth asking a person about."""
+    return worth_publishing(bool(state.model_results), state.failures)
+
+
+def worth_publishing(judged: bool, failures: Iterable[StageFailure]) -> bool:
+    """`judged`: the run has model results. A crashed job leaves its model INCOMPLETE beside the others' results;
+    that run is reported, not published. Shared by the graph (live state) and `provenance check` (evidence)."""
+    crashed = any(f.stage == "experiment" and f.kind == "error" for f in failures)
+    return judged and not crashed
 
 
 def input_failed(state: AgentState) -> bool:

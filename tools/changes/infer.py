@@ -35,6 +35,11 @@ class ModelChanges:
     error_line: int = 1
     note: str = ""
 
+    @property
+    def changed(self) -> bool:
+        """An existing column changed, or a version could not be parsed: either way the model needs an entry."""
+        return bool(self.findings) or self.error is not None
+
 
 @dataclass(frozen=True)
 class Inference:
@@ -153,7 +158,7 @@ async def build_change_set(models: list[ModelChanges], resolve: Resolver) -> Inf
     unmapped: list[UnmappedChange] = []
     unresolved: dict[str, str] = {}
     for model in models:
-        if not model.findings and model.error is None:
+        if not model.changed:
             continue
         resolution = await resolve(model.table, model.file)
         if resolution.urn is None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.changes.result import CheckResult, EntryResult, MetricChange, ModelOutcome, dataset_name
+from tools.catalog.resolve import dataset_name
+from tools.changes.result import CheckResult, EntryResult, MetricChange, ModelOutcome
+from tools.evidence.formats import NA, decimal, pct, signed
 
 MARKER = "<!-- provenance-gate -->"
 COMMENT_LIMIT = 65_536
@@ -140,27 +142,27 @@ def _unmapped_table(entries: list[EntryResult]) -> str:
 def _flip(m: ModelOutcome) -> str:
     f = m.flip_rate
     if f is None:
-        return "n/a"
-    interval = f" ({_pct(f.low)} to {_pct(f.high)})" if f.low is not None and f.high is not None else ""
-    return f"{_pct(f.value)}{interval}"
+        return NA
+    interval = f" ({pct(f.low, 1)} to {pct(f.high, 1)})" if f.low is not None and f.high is not None else ""
+    return f"{pct(f.value, 1)}{interval}"
 
 
 def _performance(p: MetricChange | None) -> tuple[str, str]:
     if p is None or p.before is None or p.after is None:
-        return "n/a", "n/a"
-    before_after = f"{p.name} {p.before:.3f} → {p.after:.3f}"
+        return NA, NA
+    before_after = f"{p.name} {decimal(p.before, 3)} → {decimal(p.after, 3)}"
     if p.delta is None:
-        return before_after, "n/a"
+        return before_after, NA
     interval = ""
     if p.delta_ci_low is not None and p.delta_ci_high is not None:
-        interval = f" ({p.delta_ci_low:+.3f} to {p.delta_ci_high:+.3f})"
+        interval = f" ({signed(p.delta_ci_low, 3)} to {signed(p.delta_ci_high, 3)})"
     significance = f", p={p.p_value:.2g}" if p.p_value is not None else ""
-    return before_after, f"{p.delta:+.3f}{interval}{significance}"
+    return before_after, f"{signed(p.delta, 3)}{interval}{significance}"
 
 
 def _failures(m: ModelOutcome) -> str:
     if m.failures is None:
-        return "n/a"
+        return NA
     return f"{m.failures} of {m.rows}" if m.rows is not None else str(m.failures)
 
 
@@ -192,10 +194,6 @@ def _footer(result: CheckResult) -> str:
         f"---\n<sub>Policy `{policy.name}` v{policy.version} (sha256 `{policy.sha256[:12]}`) · "
         f"Provenance {result.provenance_version} · verdict order BLOCK > INCOMPLETE > WARNING > PASS</sub>\n{MARKER}"
     )
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
 def _cell(text: str) -> str:

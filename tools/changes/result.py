@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from policies.engine import Reason, Verdict, overall_verdict
+from policies.metrics import ModelMetrics
+from tools.catalog.resolve import dataset_name
 from tools.changes.schema import Approval, ParamValue, SourceRef
 from tools.evidence.schema import ModelEvidence
 
@@ -117,14 +119,6 @@ def combined_verdict(entries: list[EntryResult]) -> Verdict:
     return overall_verdict([e.verdict for e in entries])
 
 
-def dataset_name(urn: str | None) -> str:
-    """`urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)` -> the middle part."""
-    if urn is None:
-        return "?"
-    parts = urn.split(",")
-    return parts[1] if len(parts) >= 3 else urn
-
-
 def outcome_of(model: ModelEvidence) -> ModelOutcome:
     """The key numbers of one model's evidence, whatever its task."""
     m = model.metrics
@@ -138,7 +132,7 @@ def outcome_of(model: ModelEvidence) -> ModelOutcome:
         flip = Interval(value=m.flip_rate, low=m.flip_rate_ci_low, high=m.flip_rate_ci_high)
     return base.model_copy(
         update={
-            "task": getattr(m, "task", "binary"),
+            "task": m.task,
             "flip_rate": flip,
             "performance": _performance(m),
             "failures": m.failures,
@@ -154,28 +148,37 @@ def _worst_first(model: ModelEvidence) -> list[Reason]:
     return top or list(model.reasons)
 
 
-def _performance(m: object) -> MetricChange | None:
+def _performance(m: ModelMetrics) -> MetricChange | None:
     """AUC for a binary classifier; otherwise the task's own metric (MAE for regression, accuracy for
     multiclass) when the metrics carry one."""
-    if getattr(m, "auc_baseline", None) is not None:
+    if m.auc_baseline is not None:
         return MetricChange(
             name="AUC",
-            before=getattr(m, "auc_baseline", None),
-            after=getattr(m, "auc_mutated", None),
-            delta=getattr(m, "auc_delta", None),
-            delta_ci_low=getattr(m, "auc_delta_ci_low", None),
-            delta_ci_high=getattr(m, "auc_delta_ci_high", None),
-            p_value=getattr(m, "auc_p_value", None),
+            before=m.auc_baseline,
+            after=m.auc_mutated,
+            delta=m.auc_delta,
+            delta_ci_low=m.auc_delta_ci_low,
+            delta_ci_high=m.auc_delta_ci_high,
+            p_value=m.auc_p_value,
         )
-    for attr, name, prefix in (("regression", "MAE", "mae"), ("multiclass", "accuracy", "accuracy")):
-        task = getattr(m, attr, None)
-        if task is not None:
-            return MetricChange(
-                name=name,
-                before=getattr(task, f"{prefix}_baseline", None),
-                after=getattr(task, f"{prefix}_mutated", None),
-                delta=getattr(task, f"{prefix}_delta", None),
-                delta_ci_low=getattr(task, f"{prefix}_delta_ci_low", None),
-                delta_ci_high=getattr(task, f"{prefix}_delta_ci_high", None),
-            )
+    if m.regression is not None:
+        r = m.regression
+        return MetricChange(
+            name="MAE",
+            before=r.mae_baseline,
+            after=r.mae_mutated,
+            delta=r.mae_delta,
+            delta_ci_low=r.mae_delta_ci_low,
+            delta_ci_high=r.mae_delta_ci_high,
+        )
+    if m.multiclass is not None:
+        c = m.multiclass
+        return MetricChange(
+            name="accuracy",
+            before=c.accuracy_baseline,
+            after=c.accuracy_mutated,
+            delta=c.accuracy_delta,
+            delta_ci_low=c.accuracy_delta_ci_low,
+            delta_ci_high=c.accuracy_delta_ci_high,
+        )
     return None

@@ -112,6 +112,11 @@ class ModelEvidence(BaseModel):
     owners: list[str] = []
     production_marker: str | None = None  # the catalog marker that made it a production model
 
+    @property
+    def measured_task(self) -> Task | None:
+        """The task its metrics were computed as, else the task it was loaded as (None when neither)."""
+        return self.metrics.task if self.metrics is not None else self.task
+
 
 @dataclass(frozen=True)
 class ScoreArrays:
