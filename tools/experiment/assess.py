@@ -8,6 +8,8 @@ numeric column) raises PlanError so the caller can refuse it before anything run
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from policies.engine import Decision, Policy, Reason, Verdict, load_policy, overall_verdict
 from policies.metrics import ModelMetrics
 from tools.catalog.discovery import Discovery
@@ -20,9 +22,15 @@ from tools.evidence.schema import (
     ScoreArrays,
 )
 from tools.experiment.model_evidence import binding_record, incomplete_evidence
+from tools.experiment.overlap import alongside
 from tools.experiment.prepare import PreparedModel
 from tools.experiment.runner import BaselineCache, BaselineFailure, ExperimentOutcome, run_experiment
 from tools.mutations import Mutation, MutationTypeError, PlanError, apply_mutation
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tools.experiment.task_metrics import MetricInputs
 
 DEFAULT_TOLERANCE_FRACTION = 0.1  # a policy without regression rules (v1) still gets a regressor's numbers measured
 
@@ -41,19 +49,23 @@ def run_model(
     # A task other than binary changes what the cached arrays hold, so it is part of the key (binary keys are
     # unchanged, and the same artifact always decides the same task unless a binding key overrides it).
     data_key = prepared.data_key if task.task == "binary" else f"{prepared.data_key}:{task.task}"
+    measuring = policy or load_policy().policy
     try:
         for extra_column in prepared.feature_columns[1:]:  # same seed: the same rows change in every copy
             frame = frame.assign(**{extra_column: apply_mutation(frame[extra_column], mutation)})
-        outcome = run_experiment(
-            pipeline=prepared.pipeline,
-            frame=frame,
-            columns=prepared.input_columns,
-            label_column=binding.label_column,
-            feature_column=column,
-            mutation=mutation,
-            cache=cache,
-            cache_key=(binding.artifact_sha256, data_key),
-            task=task,
+        outcome, inputs = alongside(
+            lambda: run_experiment(
+                pipeline=prepared.pipeline,
+                frame=frame,
+                columns=prepared.input_columns,
+                label_column=binding.label_column,
+                feature_column=column,
+                mutation=mutation,
+                cache=cache,
+                cache_key=(binding.artifact_sha256, data_key),
+                task=task,
+            ),
+            lambda: _metric_inputs(prepared, measuring),
         )
     except BaselineFailure as exc:
         return ModelTest(
@@ -67,7 +79,7 @@ def run_model(
                 task_basis=task.basis,
             )
         )
-    metrics = _metrics(prepared, outcome, policy or load_policy().policy)
+    metrics = _metrics(prepared, outcome, measuring, inputs)
     experiment = ExperimentRecord(
         rows=len(frame),
         rows_changed=outcome.rows_changed,
@@ -108,14 +120,27 @@ def run_model(
     return ModelTest(evidence, arrays)
 
 
-def _metrics(prepared: PreparedModel, outcome: ExperimentOutcome, policy: Policy) -> ModelMetrics:
-    """The task's metrics on the experiment's arrays. Segments split the evaluation rows as they were before the
-    mutation, by the columns `PreparedModel.segment_columns` names; a policy without a segment rule gets none."""
-    from tools.experiment.task_metrics import compute_task_metrics  # scipy and the task modules: only when measuring
+def _segments_frame(prepared: PreparedModel, policy: Policy) -> pd.DataFrame | None:
+    """Segments split the evaluation rows as they were before the mutation, by the columns
+    `PreparedModel.segment_columns` names; a policy without a segment rule gets none."""
+    return prepared.frame[prepared.segment_columns] if policy.segment_bands(prepared.task.task) is not None else None
+
+
+def _metric_inputs(prepared: PreparedModel, policy: Policy) -> MetricInputs:
+    from tools.experiment.task_metrics import prepare_metric_inputs  # scipy and the task modules: when measuring
 
     task = prepared.task
-    bands = policy.segment_bands(task.task)
-    segments = prepared.frame[prepared.segment_columns] if bands is not None else None
+    labels = prepared.frame[prepared.binding.label_column]
+    codes = task.label_codes(labels) if task.task == "multiclass" else None
+    return prepare_metric_inputs(codes, _segments_frame(prepared, policy), policy.segments)
+
+
+def _metrics(prepared: PreparedModel, outcome: ExperimentOutcome, policy: Policy, inputs: MetricInputs) -> ModelMetrics:
+    """The task's metrics on the experiment's arrays, with the inputs `_metric_inputs` prepared meanwhile."""
+    from tools.experiment.task_metrics import compute_task_metrics
+
+    task = prepared.task
+    groups = inputs.groups
     return compute_task_metrics(
         task.task,
         outcome.y_true,
@@ -124,10 +149,11 @@ def _metrics(prepared: PreparedModel, outcome: ExperimentOutcome, policy: Policy
         outcome.mutated.failed,
         threshold=prepared.binding.decision_threshold,
         classes=task.class_list,
-        segments_frame=segments,
-        segment_bands=bands,
+        segments_frame=groups.frame if groups is not None else None,
+        segment_bands=policy.segment_bands(task.task),
         tolerance_fraction=policy.regression_tolerance_fraction() or DEFAULT_TOLERANCE_FRACTION,
         segment_rule=policy.segments,
+        prepared=inputs,
     )
 
 

@@ -23,13 +23,13 @@ import math
 import numpy as np
 
 from policies.metrics import NO_ROC_FIELDS, ModelMetrics, RegressionMetrics
-from tools.experiment.metrics import PSI_EPSILON, psi, wilson_interval, z_quantile
+from tools.experiment.metrics import PSI_BINS, psi, wilson_interval, z_quantile
 
 METHODS_REGRESSION: dict[str, str] = {
     "mae_delta": "paired-difference normal approximation: mean of |e_mut| - |e_base| per row, SE = sd / sqrt(n)",
     "rmse_delta": "delta method on the per-row squared errors (paired influence function of sqrt(mean e^2))",
     "moved_share": "|pred_mut - pred_base| > tolerance_fraction x std of the baseline predictions; Wilson interval",
-    "prediction_psi": f"PSI of the predictions, 10 baseline-quantile bins, eps={PSI_EPSILON:g}",
+    "prediction_psi": f"PSI of the predictions, {PSI_BINS}",
     "rows": "errors, moves and PSI on successfully scored rows, paired; failures = failed or NaN/inf rows / n",
 }
 

@@ -50,6 +50,18 @@ class TaskDecision:
         """The classes a multiclass model's probability columns stand for; None for the other tasks."""
         return list(self.classes) if self.task == "multiclass" and self.classes else None
 
+    def label_codes(self, labels: pd.Series) -> tuple[np.ndarray, list[str]]:
+        """A multiclass model's labels as indices into its classes followed by any other label seen: exactly
+        `encode_labels(self.label_array(labels), self.class_list)`, but keyed by distinct value, so no Python
+        string is made per row (it runs beside inference: tools/experiment/overlap.py)."""
+        from tools.experiment.metrics_multiclass import encode_labels
+
+        if self.task != "multiclass" or self.classes is None:
+            raise ValueError(f"label codes are for a multiclass model with classes, not a {self.task} one")
+        codes, uniques = pd.factorize(labels, use_na_sentinel=False)
+        per_unique, names = encode_labels(label_keys(np.asarray(uniques)), self.classes)
+        return per_unique[codes], names
+
     def label_array(self, labels: pd.Series) -> np.ndarray:
         """`y_true` for the metrics: 0/1 int8 (binary), label keys (multiclass), float64 (regression).
         Call `check_labels` first: this assumes the labels passed it."""

@@ -9,6 +9,7 @@ and tested against ``segment_bands`` (the policy's (warning, block) band of that
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,29 @@ from policies.sections import SegmentRule
 from tools.experiment.metrics import binary_metrics
 from tools.experiment.metrics_multiclass import compute_multiclass_metrics
 from tools.experiment.metrics_regression import compute_regression_metrics
-from tools.experiment.segments import DEFAULT_SEGMENT_BANDS, DEFAULT_SEGMENT_RULE, segment_analysis
+from tools.experiment.segments import DEFAULT_SEGMENT_BANDS, DEFAULT_SEGMENT_RULE, SegmentGroups, segment_analysis
+
+
+@dataclass(frozen=True)
+class MetricInputs:
+    """The part of the metrics' work that depends on the evaluation data alone, not on the mutation: a multiclass
+    model's label codes and the segment groups. `prepare_metric_inputs` computes it while the model scores."""
+
+    labels: tuple[np.ndarray, list[str]] | None
+    groups: SegmentGroups | None
+
+
+def prepare_metric_inputs(
+    labels: tuple[np.ndarray, list[str]] | None,
+    segments_frame: pd.DataFrame | None,
+    segment_rule: SegmentRule | None = None,
+) -> MetricInputs:
+    """``labels``: a multiclass model's label codes (`TaskDecision.label_codes`), None for the other tasks; the
+    segments frame and rule as `compute_task_metrics` will get them."""
+    groups = None
+    if segments_frame is not None:
+        groups = SegmentGroups(segments_frame, segment_rule or DEFAULT_SEGMENT_RULE).prepare()
+    return MetricInputs(labels=labels, groups=groups)
 
 
 def compute_task_metrics(
@@ -36,12 +59,14 @@ def compute_task_metrics(
     tolerance_fraction: float = 0.1,
     seed: int = 0,
     segment_rule: SegmentRule | None = None,
+    prepared: MetricInputs | None = None,
 ) -> ModelMetrics:
     """The task's ModelMetrics; see the module docstring and policies/metrics.py for what each field means per task.
 
     baseline / mutated: binary -> 1-D positive-class probabilities; multiclass -> (n, k) probabilities in
     ``classes`` order (required); regression -> 1-D predictions. ``failed``: 1-D bool, NaN/inf rows count too.
     ``segment_rule`` (the policy's ``segments`` section) defaults to default-v2's; ``segment_bands`` to (0.05, 0.10).
+    ``prepared``: `prepare_metric_inputs` of the same labels, classes, segments frame and rule, if already computed.
     """
     metric: SegmentMetric = "flip_rate"
     if task == "binary":
@@ -50,8 +75,9 @@ def compute_task_metrics(
         if classes is None:
             raise ValueError("a multiclass model needs classes (the probability columns' order: pipeline.classes_)")
         metrics, ok, events = compute_multiclass_metrics(
-            y_true, baseline, mutated, failed, classes, confidence=confidence, seed=seed, threshold=threshold
-        )
+            y_true, baseline, mutated, failed, classes, confidence=confidence, seed=seed, threshold=threshold,
+            encoded=prepared.labels if prepared is not None else None,
+        )  # fmt: skip
     elif task == "regression":
         metric = "moved_share"
         metrics, ok, events = compute_regression_metrics(
@@ -65,5 +91,6 @@ def compute_task_metrics(
     summary = segment_analysis(
         segments_frame, ok, events, metric=metric, bands=segment_bands or DEFAULT_SEGMENT_BANDS,
         rule=segment_rule or DEFAULT_SEGMENT_RULE, confidence=confidence,
+        groups=prepared.groups if prepared is not None else None,
     )  # fmt: skip
     return metrics.model_copy(update={"segments": summary})

@@ -10,7 +10,15 @@ import pytest
 from scipy.stats import binomtest, norm
 from sklearn.metrics import roc_auc_score
 
-from tools.experiment.metrics import PSI_EPSILON, bin_counts, compute_metrics, delong_paired, psi, wilson_interval
+from tools.experiment.metrics import (
+    PSI_EPSILON,
+    PSI_QUANTILE_ROWS,
+    bin_counts,
+    compute_metrics,
+    delong_paired,
+    psi,
+    wilson_interval,
+)
 
 
 def slow_delong(y: np.ndarray, a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> dict[str, float]:
@@ -221,3 +229,22 @@ def test_compute_metrics_one_million_rows_is_fast() -> None:
         compute_metrics(y, base, mut, failed)
         timings.append(time.perf_counter() - start)
     assert min(timings) < 1.0, f"best of 2: {min(timings):.3f} s"
+
+
+def _psi_with_edges_from(base: np.ndarray, mutated: np.ndarray, edge_rows: np.ndarray) -> float:
+    """PSI by hand: decile edges of `edge_rows`, shares counted on every row by binary search."""
+    edges = np.unique(np.quantile(edge_rows, np.linspace(0, 1, 11)[1:-1]))
+    expected = np.bincount(np.searchsorted(edges, base, side="right"), minlength=len(edges) + 1) / len(base)
+    actual = np.bincount(np.searchsorted(edges, mutated, side="right"), minlength=len(edges) + 1) / len(mutated)
+    expected, actual = np.maximum(expected, PSI_EPSILON), np.maximum(actual, PSI_EPSILON)
+    return float(np.sum((actual - expected) * np.log(actual / expected)))
+
+
+@pytest.mark.parametrize(("n", "step"), [(PSI_QUANTILE_ROWS, 1), (2 * PSI_QUANTILE_ROWS - 1, 1), (250_000, 2)])
+def test_psi_edges_come_from_every_row_up_to_twice_the_quantile_rows(n: int, step: int) -> None:
+    rng = np.random.default_rng(n)
+    base = rng.beta(2, 5, n)
+    mutated = np.clip(base + rng.normal(0.03, 0.02, n), 0, 1)
+    assert psi(base, mutated) == pytest.approx(_psi_with_edges_from(base, mutated, base[::step]), rel=1e-12)
+    if step > 1:  # evenly spaced rows move the edges a little, not the index
+        assert psi(base, mutated) == pytest.approx(_psi_with_edges_from(base, mutated, base), rel=0.02)

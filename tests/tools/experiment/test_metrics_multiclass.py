@@ -9,7 +9,12 @@ from scipy.stats import binomtest, ttest_rel
 from sklearn.metrics import accuracy_score, f1_score
 
 from tools.experiment.metrics import psi
-from tools.experiment.metrics_multiclass import BOOTSTRAP_RESAMPLES, compute_multiclass_metrics, encode_labels
+from tools.experiment.metrics_multiclass import (
+    BOOTSTRAP_RESAMPLES,
+    compute_multiclass_metrics,
+    encode_labels,
+    finite_rows,
+)
 
 CLASSES = ["bronze", "silver", "gold", "platinum"]
 
@@ -186,3 +191,31 @@ def test_all_rows_failed() -> None:
 def test_bad_inputs_name_the_fix(probs: np.ndarray, classes: list[str], y: list[object], problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         compute_multiclass_metrics(np.array(y, dtype=object), probs, probs, np.zeros(len(probs), dtype=bool), classes)
+
+
+def test_finite_rows_finds_a_single_bad_value_in_a_contiguous_block() -> None:
+    scores = np.random.default_rng(3).random((1000, 4))
+    assert finite_rows(scores).all()
+    scores[17, 2], scores[400, 0] = np.nan, np.inf
+    expected = np.isfinite(scores).all(axis=1)
+    np.testing.assert_array_equal(finite_rows(scores), expected)
+    np.testing.assert_array_equal(finite_rows(scores[::2]), expected[::2])  # a strided view takes the column path
+
+
+def test_precomputed_label_codes_give_the_same_metrics() -> None:
+    rng = np.random.default_rng(9)
+    n = 3000
+    base = rng.dirichlet([2, 2, 2], n)
+    mut = rng.dirichlet([2, 2, 2], n)
+    y = np.array(["a", "b", "c", "z"])[rng.integers(0, 4, n)]  # "z": a label the model has no class for
+    failed = rng.random(n) < 0.02
+    plain, ok, flips = compute_multiclass_metrics(y, base, mut, failed, ["a", "b", "c"])
+    given, ok2, flips2 = compute_multiclass_metrics(
+        y, base, mut, failed, ["a", "b", "c"], encoded=encode_labels(y, ["a", "b", "c"])
+    )
+    assert given == plain
+    np.testing.assert_array_equal(ok, ok2)
+    np.testing.assert_array_equal(flips, flips2)
+    with pytest.raises(ValueError, match="encode this evaluation's labels"):
+        short = encode_labels(y[:10], ["a", "b", "c"])
+        compute_multiclass_metrics(y, base, mut, failed, ["a", "b", "c"], encoded=short)

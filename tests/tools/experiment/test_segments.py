@@ -10,6 +10,7 @@ from scipy.stats import binomtest, false_discovery_control
 from policies.sections import SegmentRule
 from tools.experiment.segments import (
     DEFAULT_SEGMENT_RULE,
+    SegmentGroups,
     benjamini_hochberg,
     binomial_greater_p,
     segment_analysis,
@@ -166,3 +167,45 @@ def test_default_rule_is_default_v2s() -> None:
     from policies import load_policy
 
     assert load_policy().policy.segments == DEFAULT_SEGMENT_RULE
+
+
+def test_prepared_groups_give_the_same_analysis_with_failed_rows() -> None:
+    rng = np.random.default_rng(5)
+    n = 4000
+    frame = pd.DataFrame(
+        {
+            "region": pd.Series(rng.choice(["north", "south", "east", None], n), dtype="str"),
+            "amount": np.where(rng.random(n) < 0.05, np.nan, rng.gamma(2.0, 30.0, n)),
+            "count": rng.integers(0, 9, n),
+            "id": [f"r{i}" for i in range(n)],
+        }
+    )
+    ok = rng.random(n) > 0.1
+    events = rng.random(int(ok.sum())) < 0.08
+    plain = segment_analysis(frame, ok, events, metric="flip_rate")
+    groups = SegmentGroups(frame, DEFAULT_SEGMENT_RULE).prepare()
+    assert segment_analysis(frame, ok, events, metric="flip_rate", groups=groups) == plain
+    assert "identifier-like" in plain.columns_skipped["id"]
+    scored = frame[ok].assign(event=events)
+    by_region = scored.groupby(scored["region"].fillna("<missing>"))["event"].agg(["size", "sum"])
+    found = {f.segment: (f.n, f.events) for f in segment_analysis(
+        frame, ok, events, metric="flip_rate", rule=DEFAULT_SEGMENT_RULE.model_copy(update={"max_columns": 1})
+    ).findings}  # fmt: skip
+    expected = {
+        ("region is missing" if value == "<missing>" else f"region={value}"): (int(row["size"]), int(row["sum"]))
+        for value, row in by_region.iterrows()
+    }
+    assert found == expected
+
+
+def test_groups_from_another_frame_are_refused() -> None:
+    frame = pd.DataFrame({"tier": ["a", "b"] * 50})
+    groups = SegmentGroups(frame.copy())
+    with pytest.raises(ValueError, match="another frame"):
+        segment_analysis(frame, np.ones(100, dtype=bool), np.zeros(100, dtype=bool), metric="flip_rate", groups=groups)
+
+
+def test_a_constant_numeric_column_is_a_single_value() -> None:
+    frame = pd.DataFrame({"flat": np.full(200, 3.0), "kind": ["x", "y"] * 100})
+    s = segment_analysis(frame, np.ones(200, dtype=bool), np.zeros(200, dtype=bool), metric="flip_rate")
+    assert s.columns_skipped == {"flat": "a single value"} and s.columns_examined == ["kind"]

@@ -317,3 +317,28 @@ def test_a_string_labelled_binary_pipeline_with_a_categorical_input() -> None:
     )  # fmt: skip
     assert outcome.y_true.tolist() == (y == "yes").astype(int).tolist()
     np.testing.assert_allclose(outcome.baseline, model.predict_proba(frame)[:, 1])
+
+
+@pytest.mark.parametrize(
+    ("labels", "classes"),
+    [
+        (pd.Series(["low", "high", "mid", "high", "new"], dtype="str"), ("high", "low", "mid")),
+        (pd.Series(["low", "high", "mid", "high", "new"], dtype=object), ("high", "low", "mid")),
+        (pd.Series([2, 0, 1, 1, 7]), ("0", "1", "2")),
+        (pd.Series([2.0, 0.0, 1.0, 1.0, 0.5]), ("0", "1", "2")),
+        (pd.Series(["b", "a", "c", "a"], dtype="category"), ("a", "b", "c")),
+    ],
+)
+def test_label_codes_are_the_encoded_label_array(labels: pd.Series, classes: tuple[str, ...]) -> None:
+    from tools.experiment.metrics_multiclass import encode_labels
+
+    decision = TaskDecision("multiclass", "test", classes=classes)
+    codes, names = decision.label_codes(labels)
+    expected_codes, expected_names = encode_labels(decision.label_array(labels), list(classes))
+    np.testing.assert_array_equal(codes, expected_codes)
+    assert names == expected_names
+
+
+def test_label_codes_are_for_multiclass_models_only() -> None:
+    with pytest.raises(ValueError, match="multiclass"):
+        REGRESSION.label_codes(pd.Series([1.0, 2.0]))

@@ -17,7 +17,8 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from policies import Verdict, evaluate, load_policy
 from tools.experiment.metrics import compute_metrics
 from tools.experiment.segments import DEFAULT_SEGMENT_BANDS
-from tools.experiment.task_metrics import compute_task_metrics
+from tools.experiment.task import TaskDecision
+from tools.experiment.task_metrics import compute_task_metrics, prepare_metric_inputs
 from tools.mutations.apply import apply_mutation
 from tools.mutations.parse import parse_mutation
 
@@ -118,6 +119,14 @@ def test_an_unseen_category_breaks_a_multiclass_model() -> None:
     assert m.multiclass.accuracy_delta_ci_high < -0.03
     assert evaluate(m, POLICY).verdict is Verdict.BLOCK
     assert {"flip_rate_block", "accuracy_drop_block", "macro_f1_drop_block"} <= codes(m)
+    # the same numbers when the labels' codes and the segment groups were prepared beforehand (as assess does)
+    decision = TaskDecision("multiclass", "test", classes=tuple(model.classes_))
+    inputs = prepare_metric_inputs(decision.label_codes(pd.Series(label)), frame, POLICY.segments)
+    prepared = compute_task_metrics(
+        "multiclass", label, base, mut, np.zeros(N, dtype=bool), classes=list(model.classes_), segments_frame=frame,
+        segment_bands=POLICY.segment_bands("multiclass"), segment_rule=POLICY.segments, prepared=inputs,
+    )  # fmt: skip
+    assert prepared == m
 
 
 def test_one_hot_region_raises_the_verdict_though_the_overall_flip_rate_is_low() -> None:
