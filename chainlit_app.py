@@ -41,7 +41,9 @@ _session: Session | None = None
 @cl.on_app_startup
 async def startup() -> None:  # in the server's event loop, which the checkpointer and catalog must share
     global _session
-    _session = await _resources.enter_async_context(open_session(SETTINGS, model=chat_model_from_env()))
+    _session = await _resources.enter_async_context(
+        open_session(SETTINGS, model=chat_model_from_env(), long_lived=True)
+    )
 
 
 @cl.on_app_shutdown

@@ -9,6 +9,7 @@ deserializer construct arbitrary classes (LangGraph warns about unregistered typ
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +25,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from agent import database
+from agent.checkpoint_pool import PooledSaver
 from tools.settings import ProvenanceSettings
 
 CHECKPOINTS_DB = "checkpoints.db"
@@ -63,11 +65,20 @@ def serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
+SQLITE_CONNECTIONS = 4  # conversations saving at once before one waits for another's save (agent/checkpoint_pool.py)
+
+
 @asynccontextmanager
-async def sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
+async def sqlite_checkpointer(path: Path, connections: int = SQLITE_CONNECTIONS) -> AsyncIterator[PooledSaver]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with aiosqlite.connect(str(path)) as conn:
-        yield AsyncSqliteSaver(conn, serde=serializer())
+    async with contextlib.AsyncExitStack() as stack:
+        savers = [
+            AsyncSqliteSaver(await stack.enter_async_context(aiosqlite.connect(str(path))), serde=serializer())
+            for _ in range(connections)
+        ]
+        pooled = PooledSaver(savers)
+        await pooled.setup()
+        yield pooled
 
 
 @asynccontextmanager

@@ -235,12 +235,14 @@ class AgentContext:
     catalog: CatalogHandle | None = None
     executor: ExperimentExecutor | None = None
     """Runs the experiment's CPU-bound jobs off the event loop; closed with the session (`open_session`)."""
+    long_lived: bool = False
+    """A server serving many turns (the chat): PROVENANCE_EXECUTOR=auto then means worker processes."""
 
     def __post_init__(self) -> None:
         if self.catalog is None:
             self.catalog = CatalogHandle(self.settings)
         if self.executor is None:
-            self.executor = make_executor(self.settings.provenance_executor, self.settings.workers)
+            self.executor = make_executor(self.settings.executor_kind(self.long_lived), self.settings.workers)
 
     @property
     def handle(self) -> CatalogHandle:

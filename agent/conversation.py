@@ -169,14 +169,22 @@ class Session:
 
 @asynccontextmanager
 async def open_session(
-    settings: ProvenanceSettings, model: Any = None, context: AgentContext | None = None, *, record: bool = True
+    settings: ProvenanceSettings,
+    model: Any = None,
+    context: AgentContext | None = None,
+    *,
+    record: bool = True,
+    long_lived: bool = False,
 ) -> AsyncIterator[Session]:
-    """A session on the checkpointed graph; `record` saves every turn into $PROVENANCE_HOME/traces/. Raises
-    DatabaseError when PROVENANCE_DATABASE_URL is set and cannot be used."""
+    """A session on the checkpointed graph; `record` saves every turn into $PROVENANCE_HOME/traces/; `long_lived`
+    (a server: the chat) runs experiments in worker processes under PROVENANCE_EXECUTOR=auto, started now in the
+    background. Raises DatabaseError when PROVENANCE_DATABASE_URL is set and cannot be used."""
     settings.home.mkdir(parents=True, exist_ok=True)
     async with open_checkpointer(settings) as saver:
         handle = context.handle if context else CatalogHandle(settings)
-        ctx = context or AgentContext(settings=settings, catalog=handle)
+        ctx = context or AgentContext(settings=settings, catalog=handle, long_lived=long_lived)
+        if long_lived:
+            ctx.jobs.warm()  # workers import numpy, scikit-learn and pandas before the first assessment needs them
         try:
             graph = build_graph(model=model, checkpointer=saver, context=ctx)
             yield Session(graph, ctx, TraceRecorder(settings, ctx) if record else None)

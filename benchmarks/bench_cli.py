@@ -3,8 +3,10 @@
     .venv/bin/python benchmarks/bench_cli.py [--repeats 3]
 
 Every command is a fresh process (`python -m agent.cli`), timed from spawn to exit, best of --repeats, on a fresh
-seeded home. "with a running catalog" starts `provenance catalog serve` once (endpoint + read-only HTTP MCP server,
-advertised in $PROVENANCE_HOME/catalog-serve.json) and times the same assessment against it.
+seeded home. "with a running catalog" starts `provenance catalog serve` once (endpoint, read-only HTTP MCP server and
+the assessment service, advertised in $PROVENANCE_HOME/catalog-serve.json) and times the same assessment, which the
+CLI then sends to the service (agent/service.py) instead of running it: best of --repeats, so the service's first
+request (model files read, baseline computed) is not the one reported.
 Targets (issue 14): --help <= 0.5 s; an assessment against a running catalog <= 2.5 s.
 """
 
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from seed.catalog import POSTGRES_TABLE_URN
 from seed.seeding import seed_demo
-from tools.catalog.served import STATE_FILE
+from tools.catalog.serve_state import STATE_FILE
 from tools.settings import ProvenanceSettings
 
 ASSESS = ["assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param", "factor=100"]
@@ -44,7 +46,8 @@ def best(home: Path, args: list[str], repeats: int) -> float:
     return min(timed(home, args) for _ in range(repeats))
 
 
-def with_served_catalog(home: Path, repeats: int) -> float:
+def with_served_catalog(home: Path, repeats: int) -> tuple[float, float]:
+    """The service's first assessment (its caches cold) and the best of the next `repeats`."""
     env = {**os.environ, "PROVENANCE_HOME": str(home), "DATAHUB_TELEMETRY_ENABLED": "false"}
     serve = subprocess.Popen(
         [sys.executable, "-m", "agent.cli", "catalog", "serve"],
@@ -54,12 +57,12 @@ def with_served_catalog(home: Path, repeats: int) -> float:
     )
     try:
         deadline = time.monotonic() + 90
-        while not (home / STATE_FILE).exists():
+        while not (home / STATE_FILE).exists() or not json.loads((home / STATE_FILE).read_text()).get("assess_url"):
             if serve.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("`provenance catalog serve` did not start")
+                raise RuntimeError("`provenance catalog serve` did not start its assessment service")
             time.sleep(0.2)
-        json.loads((home / STATE_FILE).read_text())
-        return best(home, [*ASSESS, "--no-publish", "--json"], repeats)
+        first = timed(home, [*ASSESS, "--no-publish", "--json"])
+        return first, best(home, [*ASSESS, "--no-publish", "--json"], repeats)
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=30)
@@ -74,7 +77,9 @@ def main() -> None:
         seed_demo(ProvenanceSettings(provenance_home=home))
         timed(home, ["--help"])  # warm the OS file cache and byte-code
         rows = [(name, best(home, argv, args.repeats)) for name, argv in COMMANDS.items()]
-        rows.append(("assess --no-publish --json, running catalog", with_served_catalog(home, args.repeats)))
+        first, served = with_served_catalog(home, args.repeats)
+        rows.append(("assess --no-publish --json, running catalog", served))
+        rows.append(("  (its first request after the start)", first))
     targets = {"--help": "<= 0.5", "assess --no-publish --json, running catalog": "<= 2.5"}
     print(f"best of {args.repeats}, each a fresh process")
     print(f"{'command':<46} | {'wall s':>7} | target")

@@ -41,8 +41,10 @@ class ProvenanceSettings(BaseSettings):
     provenance_workers: int | None = Field(
         default=None, ge=1, description="Experiment jobs run at once (threads); unset: the number of CPUs."
     )
-    provenance_executor: Literal["thread", "process"] = Field(
-        default="thread", description="Where experiment jobs run: a thread pool, or a pool of worker processes."
+    provenance_executor: Literal["auto", "thread", "process"] = Field(
+        default="auto",
+        description="Where experiment jobs run: a thread pool, a pool of worker processes, or auto (processes "
+        "in the chat, threads in one-shot CLI commands).",
     )
 
     @property
@@ -63,6 +65,14 @@ class ProvenanceSettings(BaseSettings):
     def workers(self) -> int:
         """PROVENANCE_WORKERS, or the number of CPUs: the experiment's thread pool size."""
         return self.provenance_workers or os.cpu_count() or 1
+
+    def executor_kind(self, long_lived: bool) -> Literal["thread", "process"]:
+        """PROVENANCE_EXECUTOR, with auto resolved: worker processes for a long-lived server (the chat), where
+        their start (~2-3 s of imports, once) pays off; threads for a one-shot command, which would pay it every
+        time."""
+        if self.provenance_executor == "auto":
+            return "process" if long_lived else "thread"
+        return self.provenance_executor
 
     @property
     def logs(self) -> Path:

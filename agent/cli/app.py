@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("provenance")
 
 
-def _bad_input() -> tuple[type[Exception], ...]:
+def bad_input_errors() -> tuple[type[Exception], ...]:
     """Errors that mean the request cannot be served as asked (exit 2); anything else unexpected is ours (exit 1).
     Looked up only when a command raised (an `except` clause evaluates its expression then): by that time the
     command has imported these modules anyway."""
@@ -111,7 +111,7 @@ def _run(argv: Sequence[str] | None) -> int:
     settings = load_settings()
     try:
         return HANDLERS[args.command](settings, args)
-    except _bad_input() as exc:
+    except bad_input_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # stdout's reader went away (`| head`): main() handles it, it is not a disk problem

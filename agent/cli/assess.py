@@ -1,23 +1,35 @@
-"""`provenance assess`: one change, every affected production model, evidence only."""
+"""`provenance assess`: one change, every affected production model, evidence only.
+
+With a `provenance catalog serve` running for this home, the assessment runs there (agent/service.py: imports and
+catalog already warm) and this process only sends the request and prints the reply (agent/cli/remote.py); without
+one, or when it does not answer, it runs here."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import logging
+from typing import TYPE_CHECKING
 
-from agent.assessment import AssessmentResult, assess_change
 from agent.cli.exit_codes import EXIT_CODES
-from agent.cli.precheck import NO_PUBLISH, parse_params
-from agent.cli.render import render_result
-from agent.context import AgentContext, CatalogHandle
-from policies.engine import load_policy
-from tools.catalog.lookup import check_dataset_urn
-from tools.mutations import PlanError, parse_mutation
+from agent.cli.precheck import NO_PUBLISH, Refused, parse_params
+from agent.cli.remote import ServiceUnavailable, assess_remotely, find_service
 from tools.settings import ProvenanceSettings
+
+if TYPE_CHECKING:
+    from agent.assessment import AssessmentResult
+
+log = logging.getLogger(__name__)
 
 
 async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
+    from agent.assessment import assess_change
+    from agent.context import AgentContext, CatalogHandle
+    from policies.engine import load_policy
+    from tools.catalog.lookup import check_dataset_urn
+    from tools.mutations import parse_mutation
+
     check_dataset_urn(args.dataset)
     mutation = parse_mutation(args.op, parse_params(args.param), fraction=args.fraction, seed=args.seed)
     policy = load_policy(args.policy)
@@ -28,7 +40,19 @@ async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> Ass
 
 def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     if not args.no_publish:
-        raise PlanError(NO_PUBLISH)
+        raise Refused(NO_PUBLISH)
+    service = find_service(settings)
+    if service is not None:
+        try:
+            reply = assess_remotely(service, args)
+        except ServiceUnavailable as exc:
+            log.warning("%s; assessing in this process instead", exc)
+        else:
+            log.info("assessed by `provenance catalog serve` (pid %s)", service.pid)
+            print(json.dumps(reply["summary"], indent=2) if args.json else reply["text"])
+            return EXIT_CODES[reply["verdict"]]
+    from agent.cli.render import render_result
+
     result = asyncio.run(_assess(settings, args))
     if args.json:
         print(json.dumps(result.summary(), indent=2, default=str))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import signal
 from threading import Event
@@ -15,7 +16,8 @@ from tools.catalog.discoverer import Discoverer
 from tools.catalog.discovery import Discovery
 from tools.catalog.lookup import check_dataset_urn
 from tools.catalog.render import render_discovery
-from tools.catalog.served import serve_catalog, state_path
+from tools.catalog.serve_state import state_path
+from tools.catalog.served import advertise, serve_catalog
 from tools.catalog.session import CatalogError
 from tools.settings import ProvenanceSettings
 
@@ -36,10 +38,17 @@ def _cmd_seed(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
 def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     stop = Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with serve_catalog(settings, port=args.port, token=args.token, mcp_port=args.mcp_port) as served:
+    from agent.service import assessment_service  # the graph and scikit-learn: imported once, here
+
+    with (
+        serve_catalog(settings, port=args.port, token=args.token, mcp_port=args.mcp_port) as served,
+        assessment_service(settings, served.gms_token) as service,
+    ):
+        advertise(settings, dataclasses.replace(served, assess_url=service.url))
         print(f"Embedded DataHub serving {settings.lite_db}", flush=True)
         print(f"  DATAHUB_GMS_URL={served.gms_url}\n  DATAHUB_GMS_TOKEN={served.gms_token}", flush=True)
         print(f"  PROVENANCE_CATALOG_URL={served.mcp_url}  (its MCP server, read-only, over HTTP)", flush=True)
+        print(f"  assessments: {service.url}  (`provenance assess` sends them here)", flush=True)
         print(f"Commands with PROVENANCE_HOME={settings.home} reuse it ({state_path(settings)}).", flush=True)
         print("Stop with Ctrl-C.", flush=True)
         try:

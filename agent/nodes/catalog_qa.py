@@ -12,6 +12,7 @@ from agent.prompts_text import CAPABILITIES
 from agent.schemas import Intent
 from agent.state import AgentState
 from tools.catalog.discoverer import Discoverer
+from tools.catalog.lanes import interactive
 from tools.catalog.render import render_discovery
 from tools.catalog.resolve import resolve_field, resolve_model
 from tools.evidence.writeback import STATUS_TAG_PREFIX
@@ -55,6 +56,11 @@ def make_catalog_qa(ctx: AgentContext) -> Node:
     async def catalog_qa(state: AgentState) -> dict[str, Any]:
         assert state.route is not None
         intent, subject = state.route.intent, state.route.subject
+        with interactive():  # a person waits for this answer: not queued behind running assessments' discoveries
+            answer = await answer_for(intent, subject)
+        return {"answer": answer, "messages": [AIMessage(answer)]}
+
+    async def answer_for(intent: Intent, subject: str | None) -> str:
         if intent in (Intent.HELP, Intent.UNKNOWN) or not subject:
             prefix = "" if intent == Intent.HELP else "I could not map that to something I can do. "
             answer = prefix + CAPABILITIES
@@ -66,6 +72,6 @@ def make_catalog_qa(ctx: AgentContext) -> Node:
             answer = await latest_verdict(subject)
         else:
             raise ValueError(f"catalog_qa cannot answer intent {intent}")
-        return {"answer": answer, "messages": [AIMessage(answer)]}
+        return answer
 
     return catalog_qa

@@ -12,8 +12,8 @@ from pathlib import Path
 import psycopg
 import pytest
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agent.checkpoint_pool import PooledSaver
 from agent.checkpoints import open_checkpointer
 from agent.conversation import open_session
 from agent.errors import DatabaseUnavailableError, DatabaseUrlError, UsageError
@@ -43,7 +43,7 @@ def test_sqlite_in_the_home_is_the_default(tmp_path: Path, monkeypatch: pytest.M
         async with open_checkpointer(settings) as saver:
             return type(saver).__name__
 
-    assert asyncio.run(go()) == AsyncSqliteSaver.__name__
+    assert asyncio.run(go()) == PooledSaver.__name__
     assert (tmp_path / "home" / "checkpoints.db").is_file()
 
 

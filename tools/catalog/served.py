@@ -25,12 +25,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tools import atomic
+from tools.catalog.serve_state import pid_alive, state_path
 from tools.catalog.session import CatalogError, McpServerSpec
 from tools.settings import ProvenanceSettings
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = "catalog-serve.json"
 HTTP_LOG = "mcp-server-datahub-http.log"
 START_TIMEOUT_SECONDS = 60.0
 HEALTH_TIMEOUT_SECONDS = 2.0
@@ -46,24 +46,12 @@ class ServedCatalog:
     pid: int | None = None
     """The `provenance catalog serve` process; None when given by PROVENANCE_CATALOG_URL."""
     lite_db: str | None = None
+    assess_url: str | None = None
+    """Where the serving process takes assessments (agent/service.py), once it does."""
 
     def describe(self) -> str:
         by = f"`provenance catalog serve` (pid {self.pid})" if self.pid else "PROVENANCE_CATALOG_URL"
         return f"served catalog: MCP {self.mcp_url} over HTTP, endpoint {self.gms_url}, from {by}"
-
-
-def state_path(settings: ProvenanceSettings) -> Path:
-    return settings.home / STATE_FILE
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 def _get(url: str, token: str | None = None) -> int:
@@ -204,15 +192,21 @@ def serve_catalog(
         )
         with start_http_mcp_server(spec, settings.logs / HTTP_LOG, port=mcp_port) as (mcp_url, _server_pid):
             served = ServedCatalog(mcp_url, embedded.url, embedded.token, os.getpid(), str(settings.lite_db))
-            path = state_path(settings)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic.write_atomically(path, json.dumps(asdict(served), indent=2).encode(), mode=atomic.PRIVATE)
+            path = advertise(settings, served)
             try:
                 yield served
             finally:
                 _remove_state(path, served.pid)
     finally:
         embedded.stop()
+
+
+def advertise(settings: ProvenanceSettings, served: ServedCatalog) -> Path:
+    """Write (or rewrite) the state file other commands find this catalog by; private: it holds the token."""
+    path = state_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_atomically(path, json.dumps(asdict(served), indent=2).encode(), mode=atomic.PRIVATE)
+    return path
 
 
 def _remove_state(path: Path, pid: int | None) -> None:

@@ -33,6 +33,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 from pydantic import BaseModel
 
+from tools.catalog.lanes import Lanes
 from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL, model_properties_tool
 
 READ_TOOLS = frozenset(
@@ -124,6 +125,7 @@ class CatalogSession:
         self.lost: str | None = None
         """Set when the MCP server went away (killed, crashed): no later call on this session can succeed."""
         self.call_timeout = CALL_TIMEOUT_SECONDS
+        self.lanes = Lanes()
 
     @property
     def tool_names(self) -> list[str]:
@@ -141,6 +143,10 @@ class CatalogSession:
                     "writer session"
                 )
             raise CatalogError(f"DataHub MCP tool {name} is not available; server offers {self.tool_names}")
+        async with self.lanes.slot():  # a bulk call waits here for a slot; the recorded duration is the server's
+            return await self._call(name, arguments)
+
+    async def _call(self, name: str, arguments: dict[str, Any]) -> Any:
         started = time.perf_counter()
         try:
             # Bounded: a request sent just as the server process dies may never be answered nor failed.

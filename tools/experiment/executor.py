@@ -4,11 +4,13 @@ Unpickling, scikit-learn inference, metrics and plots take seconds; run on the e
 other conversation of the process (the chat serves many). `ExperimentExecutor.run(fn, *args)` runs `fn(*args)` in a
 pool and awaits its result.
 
-Threads by default, processes opt-in (PROVENANCE_EXECUTOR=process, `ProcessExecutor`). Measured on 2 cores with
-the demo (pool of 2): a turn takes ~0.43 s with threads as inline, ~0.6-0.8 s with processes (more while workers
-start); during 4 concurrent turns the event loop's longest stall fell from 0.26-0.52 s inline to ~0.05 s with
-either. Threads share the baseline cache and need no pickling; but scikit-learn pipelines hold the GIL much of the
-time, so 4 models in threads take 0.92x sequential, in processes 0.68x (benchmarks/bench_fanout.py).
+Which pool is PROVENANCE_EXECUTOR's: `auto` (the default) gives the chat worker processes, started with it in the
+background, and one-shot CLI commands threads (`ProvenanceSettings.executor_kind`). Measured on 2 cores with the
+demo (benchmarks/bench_concurrency.py, 20 concurrent assessments through one session): threads 0.95 turns/s and a
+0.94 s solo turn, processes 1.9 turns/s and 0.6 s (the two models of a turn really run at once, and no job holds
+the GIL the event loop needs). A CLI assessment would pay a worker's start (~2-3 s of imports) for one job, so it
+keeps threads, which share the baseline cache and need no pickling. Worker processes run at a lower CPU priority
+(nice +10): on busy cores the conversation, the MCP server and the catalog endpoint go first.
 
 Cancellation: when the awaiting task is cancelled, a job still queued never starts; a job already running in a
 thread cannot be stopped, so it finishes and its result is dropped. A job cancelled by the executor's shutdown
@@ -44,6 +46,10 @@ class ExperimentExecutor(Protocol):
 
     async def aclose(self) -> None:
         """Drop queued jobs, wait for running ones; a later `run` starts afresh."""
+        ...
+
+    def warm(self) -> None:
+        """Start the workers now, without waiting for them (a process pool's workers take ~2-3 s to import)."""
         ...
 
 
@@ -84,6 +90,11 @@ class _LazyPool(Generic[P]):
                 raise JobCancelled("the experiment job was cancelled: the executor shut down") from None
             raise  # the caller was cancelled: a queued job never runs, a running one finishes unseen
 
+    def warm(self) -> None:
+        pool = self._get_pool()
+        for _ in range(self.workers):  # one trivial job per worker: the pool starts them all
+            pool.submit(os.getpid)
+
     async def aclose(self) -> None:
         with self._guard:
             pool, self._pool = self._pool, None
@@ -108,16 +119,18 @@ class WorkerCrashed(RuntimeError):
 
 
 class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
-    """A pool of `workers` processes (spawned: the parent's threads and sockets are not inherited). Opt-in with
-    PROVENANCE_EXECUTOR=process: a CPU-bound job then holds no lock the event loop needs, and models scale with
-    the cores, at the price of a worker start (~2-3 s of imports, once) and of pickling the job's arguments and
-    result. Context variables do not cross into the worker (experiment jobs use none).
+    """A pool of `workers` processes (spawned: the parent's threads and sockets are not inherited), the chat's
+    default (PROVENANCE_EXECUTOR=auto or process): a CPU-bound job then holds no lock the event loop needs, and
+    models scale with the cores, at the price of a worker start (~2-3 s of imports, once) and of pickling the job's
+    arguments and result. Context variables do not cross into the worker (experiment jobs use none).
 
     A dead worker breaks the pool: the job raises WorkerCrashed (an ordinary exception, so the model is INCOMPLETE
     with the reason) and the next `run` starts a new pool. Cancellation is as for threads."""
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(
+            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+        )
 
     async def run(self, fn: Callable[..., R], /, *args: object) -> R:
         pool = self._get_pool()
@@ -132,6 +145,11 @@ class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
         except BrokenProcessPool as exc:
             self._drop(pool)
             raise WorkerCrashed(f"an experiment worker process died during the job ({exc})") from None
+
+
+def _lower_priority() -> None:
+    """Each worker's initializer: experiments are batch work beside the conversations of the parent process."""
+    os.nice(10)
 
 
 def make_executor(kind: ExecutorKind, workers: int | None = None) -> ExperimentExecutor:

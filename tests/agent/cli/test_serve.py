@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,9 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
-from tools.catalog.served import STATE_FILE
+from tools.catalog.serve_state import STATE_FILE
 
 ASSESS = ["assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param", "factor=100"]
+NO_SUCH_FIELD = [*ASSESS[:4], "nope", *ASSESS[5:], "--no-publish"]
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -29,13 +31,18 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _wait_for(path: Path, serve: subprocess.Popen[str], timeout: float = 90.0) -> dict[str, object]:
+    """The state file once it advertises the assessment service too (it is written first without it)."""
     deadline = time.monotonic() + timeout
-    while not path.exists():
+    while True:
         assert serve.poll() is None, serve.communicate()[1]
-        assert time.monotonic() < deadline, f"no {path} after {timeout:g} s"
+        assert time.monotonic() < deadline, f"no service advertised in {path} after {timeout:g} s"
+        try:
+            state: dict[str, object] = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):  # not written yet (it is written atomically: never half)
+            state = {}
+        if state.get("assess_url"):
+            return state
         time.sleep(0.1)
-    state: dict[str, object] = json.loads(path.read_text())
-    return state
 
 
 def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_template: Path, tmp_path: Path) -> None:
@@ -59,6 +66,7 @@ def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_templ
                 _cli, served_home, "-v", "lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--json"
             )
             reused = _cli(served_home, "-v", *ASSESS, "--no-publish", "--json")
+            refused_remotely = _cli(served_home, *NO_SUCH_FIELD)
             found = lineage.result()
         finally:
             serve.send_signal(signal.SIGTERM)
@@ -81,7 +89,12 @@ def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_templ
     assert [(m["urn"], m["verdict"]) for m in summary["models"]] == [
         (m["urn"], m["verdict"]) for m in baseline["models"]
     ]
-    assert "reusing the served catalog" in reused.stderr
+    assert f"assessed by `provenance catalog serve` (pid {serve.pid})" in reused.stderr
+    assert reused.stdout.splitlines()[0] == "{" and summary.keys() == baseline.keys()
+    assert (served_home / "runs" / summary["run_id"]).is_dir()  # the run is in this home, written by the service
+    refused_here = _cli(cold_home, *NO_SUCH_FIELD)
+    assert refused_remotely.returncode == refused_here.returncode == 2
+    assert refused_remotely.stderr == refused_here.stderr and "nope" in refused_here.stderr
     evidence = json.loads(Path(summary["evidence"]["json"]).read_text())
     assert evidence["catalog"].startswith("served catalog")
     assert json.loads(Path(baseline["evidence"]["json"]).read_text())["catalog"].startswith("embedded")
@@ -90,3 +103,21 @@ def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_templ
     assert not (served_home / "logs" / "mcp-server-datahub.log").exists()
     assert (served_home / "logs" / "mcp-server-datahub-http.log").exists()
     assert (cold_home / "logs" / "mcp-server-datahub.log").exists()
+
+
+def test_an_advertised_service_that_does_not_answer_means_assessing_here(seeded_template: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(seeded_template, home, ignore=shutil.ignore_patterns("logs", "mcp-home"))
+    with socket.socket() as closed:  # a port nobody listens on once this block ends
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    dead = f"http://127.0.0.1:{port}"
+    state = {
+        "mcp_url": f"{dead}/mcp", "gms_url": dead, "gms_token": "t", "pid": os.getpid(),
+        "lite_db": str((home / "catalog.db").resolve()), "assess_url": f"{dead}/provenance/assess",
+    }  # fmt: skip
+    (home / STATE_FILE).write_text(json.dumps(state))
+    ran = _cli(home, *ASSESS, "--no-publish", "--json")
+    assert ran.returncode == 20, ran.stderr
+    assert "did not answer" in ran.stderr and "assessing in this process instead" in ran.stderr
+    assert json.loads(ran.stdout)["verdict"] == "BLOCK"

@@ -15,7 +15,8 @@ from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, STATUS_TAG_URNS
 from tools.catalog.connection import open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
 from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL
-from tools.catalog.served import STATE_FILE, ServedCatalog, find_served, serve_catalog, state_path
+from tools.catalog.serve_state import STATE_FILE, state_path
+from tools.catalog.served import ServedCatalog, find_served, serve_catalog
 from tools.catalog.session import READ_TOOLS, WRITE_TOOLS, CatalogError, WriterSession
 from tools.settings import ProvenanceSettings
 

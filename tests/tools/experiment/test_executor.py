@@ -223,3 +223,40 @@ def test_the_executor_kind_comes_from_the_settings() -> None:
         make_executor(ProvenanceSettings(provenance_executor="process").provenance_executor), ProcessExecutor
     )
     assert isinstance(make_executor(ProvenanceSettings().provenance_executor), ThreadExecutor)
+
+
+def _niceness() -> int:
+    return os.nice(0)
+
+
+def test_warm_starts_every_worker_and_workers_yield_to_the_conversation() -> None:
+    async def go() -> tuple[set[int], int]:
+        executor = ProcessExecutor(2)
+        try:
+            executor.warm()
+            pool = executor._get_pool()
+            for _ in range(200):  # started without waiting for a job: both workers come up on their own
+                if len(pool._processes) == 2:
+                    break
+                await asyncio.sleep(0.05)
+            pids = set(pool._processes)
+            return pids, await executor.run(_niceness)
+        finally:
+            await executor.aclose()
+
+    pids, niceness = asyncio.run(go())
+    assert len(pids) == 2
+    assert niceness == min(
+        19, os.nice(0) + 10
+    )  # experiments give way to the event loop and the MCP server on busy cores
+
+
+@pytest.mark.parametrize(
+    ("setting", "long_lived", "kind"),
+    [("auto", True, "process"), ("auto", False, "thread"), ("thread", True, "thread"), ("process", False, "process")],
+)
+def test_auto_means_processes_for_the_chat_and_threads_for_one_shot_commands(
+    monkeypatch: pytest.MonkeyPatch, setting: str, long_lived: bool, kind: str
+) -> None:
+    monkeypatch.setenv("PROVENANCE_EXECUTOR", setting)
+    assert ProvenanceSettings().executor_kind(long_lived) == kind

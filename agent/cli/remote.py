@@ -1,0 +1,109 @@
+"""`provenance assess` through the assessment service of a running `provenance catalog serve` (agent/service.py).
+
+Only this home's service is used: the one the state file of $PROVENANCE_HOME advertises, whose process is alive and
+serves the same Lite file, so the run, its evidence and its settings are the ones a local assessment would have.
+This module imports nothing heavy (no pandas, LangGraph or MCP): the point is a fast start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from agent.cli.precheck import Refused, parse_params
+from tools.catalog.serve_state import pid_alive, state_path
+from tools.settings import ProvenanceSettings
+
+REQUEST_TIMEOUT_SECONDS = 900.0
+log = logging.getLogger(__name__)
+
+
+class ServiceUnavailable(Exception):
+    """The advertised service did not take the request (gone, or refused it before starting): assess here."""
+
+
+@dataclass(frozen=True)
+class AssessService:
+    url: str
+    token: str
+    pid: int
+
+
+def find_service(settings: ProvenanceSettings) -> AssessService | None:
+    """This home's assessment service, or None (no `catalog serve` running, another catalog chosen, no service)."""
+    if settings.provenance_catalog != "embedded" or settings.provenance_catalog_url:
+        return None
+    path = state_path(settings)
+    try:
+        state = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log.info("no assessment service: %s is unreadable (%s)", path, exc)
+        return None
+    url, token, pid = state.get("assess_url"), state.get("gms_token"), state.get("pid")
+    if not (isinstance(url, str) and isinstance(token, str) and isinstance(pid, int)):
+        log.info("no assessment service advertised in %s", path)
+        return None
+    if state.get("lite_db") != str(settings.lite_db) or not pid_alive(pid):
+        log.info("not using the assessment service of %s: another catalog file, or its process is gone", path)
+        return None
+    return AssessService(url, token, pid)
+
+
+def request_body(args: argparse.Namespace) -> bytes:
+    policy = str(Path(args.policy).resolve()) if args.policy is not None else None
+    return json.dumps(
+        {
+            "dataset": args.dataset,
+            "field": args.field,
+            "op": args.op,
+            "params": parse_params(args.param),
+            "fraction": args.fraction,
+            "seed": args.seed,
+            "policy": policy,
+        }
+    ).encode()
+
+
+def assess_remotely(service: AssessService, args: argparse.Namespace) -> dict[str, Any]:
+    """The service's reply ({"verdict", "summary", "text"}); its errors raised as a local run would raise them."""
+    request = urllib.request.Request(
+        service.url,
+        data=request_body(args),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {service.token}"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_SECONDS) as response:
+            reply: dict[str, Any] = json.loads(response.read())
+            return reply
+    except urllib.error.HTTPError as exc:
+        try:
+            error = json.loads(exc.read())
+        except ValueError:
+            error = {"kind": "internal", "error": f"HTTP {exc.code} {exc.reason}"}
+        _raise(service, error.get("kind"), str(error.get("error")))
+    except (urllib.error.URLError, ConnectionError) as exc:
+        raise ServiceUnavailable(f"the assessment service at {service.url} did not answer ({exc})") from exc
+
+
+def _raise(service: AssessService, kind: object, message: str) -> NoReturn:
+    if kind == "bad_input":
+        raise Refused(message)
+    if kind == "auth":
+        raise ServiceUnavailable(f"the assessment service refused this client ({message})")
+    from tools.catalog.session import CatalogError  # the MCP stack, only on this error path
+
+    if kind == "catalog":
+        raise CatalogError(message)
+    raise RuntimeError(
+        f"the assessment service (`provenance catalog serve`, pid {service.pid}) failed: {message}; "
+        "its traceback is in that process's output"
+    )

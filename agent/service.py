@@ -1,0 +1,175 @@
+"""Assessments served by `provenance catalog serve`, so `provenance assess` does not start Python's heavy half.
+
+A CLI assessment spent ~3 s importing LangGraph, LangChain, scikit-learn and matplotlib and ~2 s starting the
+catalog before measuring anything. The serving process has done both once: it keeps an `AgentContext` on the
+served catalog (its own MCP server, over HTTP) and the imports, and answers `POST /provenance/assess` on
+127.0.0.1 with the same result the CLI would print. The request carries what the command line says (dataset,
+field, operator, parameters, fraction, seed, policy file); the run uses the serving process's settings and home,
+which are the client's (a client only uses the service advertised in its own home's state file, agent/cli/remote.py).
+Its bearer token is the endpoint's, kept in that state file (mode 0600).
+
+Errors keep their meaning across the wire: a request the catalog or the data cannot serve answers 400 with the
+message (the CLI exits 2 as it would locally), an unreachable catalog 502 (exit 1), anything else 500 with the
+traceback in the serving process's log (exit 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.assessment import assess_change
+from agent.cli.app import bad_input_errors
+from agent.cli.render import render_result
+from agent.context import AgentContext, CatalogHandle
+from policies.engine import load_policy
+from tools.catalog.lookup import check_dataset_urn
+from tools.catalog.session import CatalogError
+from tools.mutations import parse_mutation
+from tools.settings import ProvenanceSettings
+
+log = logging.getLogger(__name__)
+_BAD_INPUT: tuple[type[Exception], ...] = (ValidationError, *bad_input_errors())
+
+ASSESS_PATH = "/provenance/assess"
+WARM_IMPORTS = ("sklearn.pipeline", "scipy.stats", "tools.experiment.task_metrics", "tools.evidence.plots")
+_MAX_BODY = 1 << 20
+
+
+class AssessRequest(BaseModel):
+    """`provenance assess`'s arguments, as the client sends them."""
+
+    model_config = ConfigDict(extra="forbid")
+    dataset: str
+    field: str
+    op: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    fraction: float = 1.0
+    seed: int = 0
+    policy: str | None = None
+    """An absolute path (the client resolves it against its working directory), or None for the default."""
+
+
+class AssessmentService:
+    """An event loop on its own thread holding one `AgentContext` on the served catalog, behind an HTTP entry."""
+
+    def __init__(self, settings: ProvenanceSettings, token: str) -> None:
+        self.settings = settings
+        self.token = token
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="provenance-assess-loop", daemon=True)
+        self._handle = CatalogHandle(settings)
+        self._context = AgentContext(settings=settings, catalog=self._handle)
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the service first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}{ASSESS_PATH}"
+
+    def start(self) -> None:
+        self._thread.start()
+        # The catalog session is opened, and the modules an experiment imports on first use are imported, now:
+        # the first request should not pay for them (~1.5 s: scikit-learn, scipy, matplotlib).
+        asyncio.run_coroutine_threadsafe(self._handle.get(), self._loop).result()
+        for module in WARM_IMPORTS:
+            importlib.import_module(module)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, name="provenance-assess-http", daemon=True).start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread.is_alive():
+            closing = asyncio.run_coroutine_threadsafe(self._close(), self._loop)
+            try:
+                closing.result(timeout=30)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(timeout=10)
+
+    async def _close(self) -> None:
+        try:
+            await self._handle.aclose()
+        finally:
+            await self._context.jobs.aclose()
+
+    def assess(self, request: AssessRequest) -> dict[str, Any]:
+        """Run the assessment on the service's loop; what the CLI prints, both ways, and the verdict."""
+        return asyncio.run_coroutine_threadsafe(self._assess(request), self._loop).result()
+
+    async def _assess(self, request: AssessRequest) -> dict[str, Any]:
+        check_dataset_urn(request.dataset)
+        mutation = parse_mutation(request.op, request.params, fraction=request.fraction, seed=request.seed)
+        policy = load_policy(Path(request.policy) if request.policy else None)
+        context = dataclasses.replace(self._context, policy=policy)
+        result = await assess_change(context, request.dataset, request.field, mutation)
+        return {
+            "verdict": str(result.evidence.verdict),
+            "summary": json.loads(json.dumps(result.summary(), default=str)),
+            "text": render_result(result),
+        }
+
+
+def _handler(service: AssessmentService) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+            log.debug("assess service: " + format, *args)
+
+        def _reply(self, status: HTTPStatus, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            if self.path != ASSESS_PATH:
+                self._reply(HTTPStatus.NOT_FOUND, {"kind": "bad_input", "error": f"no such path {self.path}"})
+                return
+            if self.headers.get("Authorization") != f"Bearer {service.token}":
+                self._reply(HTTPStatus.UNAUTHORIZED, {"kind": "auth", "error": "missing or wrong bearer token"})
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > _MAX_BODY:
+                self._reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"kind": "bad_input", "error": "request too large"})
+                return
+            try:
+                request = AssessRequest.model_validate_json(self.rfile.read(length))
+                self._reply(HTTPStatus.OK, service.assess(request))
+            except _BAD_INPUT as exc:  # as `provenance assess` sorts them (exit 2)
+                self._reply(HTTPStatus.BAD_REQUEST, {"kind": "bad_input", "error": str(exc)})
+            except CatalogError as exc:
+                self._reply(HTTPStatus.BAD_GATEWAY, {"kind": "catalog", "error": str(exc)})
+            except Exception as exc:  # a bug of ours: the client says so, the traceback stays in the server's log
+                log.exception("assessment request failed")
+                self._reply(
+                    HTTPStatus.INTERNAL_SERVER_ERROR, {"kind": "internal", "error": f"{type(exc).__name__}: {exc}"}
+                )
+
+    return Handler
+
+
+@contextmanager
+def assessment_service(settings: ProvenanceSettings, token: str) -> Iterator[AssessmentService]:
+    service = AssessmentService(settings, token)
+    service.start()
+    try:
+        yield service
+    finally:
+        service.stop()
