@@ -71,6 +71,9 @@ class AssessmentService:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="provenance-assess-loop", daemon=True)
         self._handle = CatalogHandle(settings)
+        # Threads, not worker processes, although the server is long-lived: they share one baseline cache and pickle
+        # nothing, so a repeated assessment is fastest (benchmarks/bench_cli.py: 1.2 s; with processes 1.3 s, and
+        # 5.5 s for the first request while the workers still import).
         self._context = AgentContext(settings=settings, catalog=self._handle)
         self._server: ThreadingHTTPServer | None = None
 

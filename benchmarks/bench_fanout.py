@@ -6,8 +6,8 @@ Each model job is what `measure` runs per production model minus the file reads:
 (`run_experiment`, cold baseline cache) and `compute_metrics`, for `scale(txn_amount, factor=100)`. The four jobs
 alternate the two demo pipelines on the same evaluation rows. Sequential = one job after another on the caller's
 thread (the old `measure`); parallel = all jobs through the experiment executor `measure` uses, threads (the
-default) and processes (PROVENANCE_EXECUTOR=process; workers started before the timing, the frame and pipeline
-pickled to them per job), PROVENANCE_WORKERS = the core count.
+default) and processes (PROVENANCE_EXECUTOR=process; workers started and through their imports before the timing,
+the frame and pipeline pickled to them per job), PROVENANCE_WORKERS = the core count.
 Target (issue 14): 4 models in parallel <= 0.6x sequential on 2 cores.
 
 The first table is the product's own job: `tools.experiment.job.measure_model` (verify and unpickle the artifact,
@@ -59,7 +59,8 @@ def sequential(pipelines: dict[str, Any], frame: Any, count: int) -> float:
 async def parallel(pipelines: dict[str, Any], frame: Any, count: int, workers: int, kind: ExecutorKind) -> float:
     executor = make_executor(kind, workers)
     try:
-        await asyncio.gather(*(executor.run(os.getpid) for _ in range(workers)))  # workers started: not timed
+        # every worker started and through its imports (a sleeping job occupies one each): not timed
+        await asyncio.gather(*(executor.run(time.sleep, 1.0) for _ in range(workers)))
         started = time.perf_counter()
         await asyncio.gather(
             *(executor.run(experiment, p, frame, name, "txn_amount", MUTATION) for p, name in jobs(pipelines, count))
@@ -94,7 +95,8 @@ async def real_parallel(
 ) -> float:
     executor = make_executor(kind, workers)
     try:
-        await asyncio.gather(*(executor.run(os.getpid) for _ in range(workers)))  # workers started: not timed
+        # every worker started and through its imports (a sleeping job occupies one each): not timed
+        await asyncio.gather(*(executor.run(time.sleep, 1.0) for _ in range(workers)))
         started = time.perf_counter()
         await asyncio.gather(*(executor.run(measure_model, *job) for job in real_jobs(models, count, home, staging)))
         return time.perf_counter() - started

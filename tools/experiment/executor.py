@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import importlib
 import multiprocessing
 import os
 import threading
@@ -129,7 +130,7 @@ class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
-            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
         )
 
     async def run(self, fn: Callable[..., R], /, *args: object) -> R:
@@ -147,9 +148,17 @@ class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
             raise WorkerCrashed(f"an experiment worker process died during the job ({exc})") from None
 
 
-def _lower_priority() -> None:
-    """Each worker's initializer: experiments are batch work beside the conversations of the parent process."""
+# What an experiment job imports on first use (~1.5-2 s: scikit-learn, scipy, pandas, matplotlib): a worker imports
+# it as it starts, so `warm()` makes the first assessment's jobs as fast as the later ones.
+WORKER_IMPORTS = ("tools.experiment.job", "tools.experiment.task_metrics", "tools.evidence.plots", "scipy.stats")
+
+
+def _worker_start() -> None:
+    """Each worker's initializer. Experiments are batch work beside the conversations of the parent process, so
+    they yield the CPU to it; and the modules jobs need are imported before the first job arrives."""
     os.nice(10)
+    for module in WORKER_IMPORTS:
+        importlib.import_module(module)
 
 
 def make_executor(kind: ExecutorKind, workers: int | None = None) -> ExperimentExecutor:
