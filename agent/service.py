@@ -20,6 +20,7 @@ import dataclasses
 import importlib
 import json
 import logging
+import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -130,6 +131,10 @@ class AssessmentService:
 
 def _handler(service: AssessmentService) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        # As the embedded endpoint's (tools/embedded/server.py): one buffered write per reply, no Nagle delay.
+        wbufsize = 1 << 16
+        disable_nagle_algorithm = True
+
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
             log.debug("assess service: " + format, *args)
 
@@ -140,12 +145,13 @@ def _handler(service: AssessmentService) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+            self.wfile.flush()
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             if self.path != ASSESS_PATH:
                 self._reply(HTTPStatus.NOT_FOUND, {"kind": "bad_input", "error": f"no such path {self.path}"})
                 return
-            if self.headers.get("Authorization") != f"Bearer {service.token}":
+            if not secrets.compare_digest(self.headers.get("Authorization", ""), f"Bearer {service.token}"):
                 self._reply(HTTPStatus.UNAUTHORIZED, {"kind": "auth", "error": "missing or wrong bearer token"})
                 return
             length = int(self.headers.get("Content-Length") or 0)
