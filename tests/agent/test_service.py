@@ -8,8 +8,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from agent.service import assessment_service
 from seed.catalog import POSTGRES_TABLE_URN
 from tools.settings import ProvenanceSettings
@@ -28,7 +26,6 @@ def post(url: str, token: str, body: bytes) -> tuple[int, dict[str, Any]]:
         return exc.code, json.loads(exc.read())
 
 
-@pytest.mark.usefixtures("seeded_home")
 def test_the_service_assesses_refuses_and_checks_its_token(seeded_home: Path) -> None:
     settings = ProvenanceSettings(provenance_home=seeded_home)
     with assessment_service(settings, "secret") as service:
