@@ -34,6 +34,7 @@ from mcp.types import CONNECTION_CLOSED
 from pydantic import BaseModel
 
 from tools.catalog.lanes import Lanes
+from tools.catalog.output_schemas import validate_outputs_once
 from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL, model_properties_tool
 
 READ_TOOLS = frozenset(
@@ -283,6 +284,7 @@ async def _open_server(
     ready = False
     try:
         async with client.session("datahub") as session:
+            validate_outputs_once(session)
             loaded = await load_mcp_tools(session, server_name="datahub")
             ready = True
             yield {tool.name: tool for tool in loaded}, started
