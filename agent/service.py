@@ -20,12 +20,11 @@ import dataclasses
 import importlib
 import json
 import logging
-import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from agent.context import AgentContext, CatalogHandle
 from policies.engine import load_policy
 from tools.catalog.lookup import check_dataset_urn
 from tools.catalog.session import CatalogError
+from tools.json_http import JsonHandler
 from tools.mutations import parse_mutation
 from tools.settings import ProvenanceSettings
 
@@ -129,45 +129,32 @@ class AssessmentService:
         }
 
 
-def _handler(service: AssessmentService) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        # As the embedded endpoint's (tools/embedded/server.py): one buffered write per reply, no Nagle delay.
-        wbufsize = 1 << 16
-        disable_nagle_algorithm = True
-
+def _handler(service: AssessmentService) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
             log.debug("assess service: " + format, *args)
 
-        def _reply(self, status: HTTPStatus, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             if self.path != ASSESS_PATH:
-                self._reply(HTTPStatus.NOT_FOUND, {"kind": "bad_input", "error": f"no such path {self.path}"})
+                self.reply(HTTPStatus.NOT_FOUND, {"kind": "bad_input", "error": f"no such path {self.path}"})
                 return
-            if not secrets.compare_digest(self.headers.get("Authorization", ""), f"Bearer {service.token}"):
-                self._reply(HTTPStatus.UNAUTHORIZED, {"kind": "auth", "error": "missing or wrong bearer token"})
+            if not self.bearer_matches(service.token):
+                self.reply(HTTPStatus.UNAUTHORIZED, {"kind": "auth", "error": "missing or wrong bearer token"})
                 return
             length = int(self.headers.get("Content-Length") or 0)
             if length > _MAX_BODY:
-                self._reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"kind": "bad_input", "error": "request too large"})
+                self.reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"kind": "bad_input", "error": "request too large"})
                 return
             try:
                 request = AssessRequest.model_validate_json(self.rfile.read(length))
-                self._reply(HTTPStatus.OK, service.assess(request))
+                self.reply(HTTPStatus.OK, service.assess(request))
             except _BAD_INPUT as exc:  # as `provenance assess` sorts them (exit 2)
-                self._reply(HTTPStatus.BAD_REQUEST, {"kind": "bad_input", "error": str(exc)})
+                self.reply(HTTPStatus.BAD_REQUEST, {"kind": "bad_input", "error": str(exc)})
             except CatalogError as exc:
-                self._reply(HTTPStatus.BAD_GATEWAY, {"kind": "catalog", "error": str(exc)})
+                self.reply(HTTPStatus.BAD_GATEWAY, {"kind": "catalog", "error": str(exc)})
             except Exception as exc:  # a bug of ours: the client says so, the traceback stays in the server's log
                 log.exception("assessment request failed")
-                self._reply(
+                self.reply(
                     HTTPStatus.INTERNAL_SERVER_ERROR, {"kind": "internal", "error": f"{type(exc).__name__}: {exc}"}
                 )
 
