@@ -3,8 +3,8 @@ classifier on the demo schema, at 100k / 1M rows; plus the metrics alone and the
 
     .venv/bin/python benchmarks/bench_tasks.py [--rows 100000 1000000] [--repeats 3]
 
-(a) experiment = `run_experiment` (baseline + mutate + mutated inference, baseline cache cold) with
-                 `prepare_metric_inputs` alongside (label codes, segment groups), then `compute_task_metrics` with
+(a) experiment = `run_experiment` (baseline + mutate + mutated inference, baseline cache cold; labels and label
+                 codes beside the baseline) with the segment groups alongside, then `compute_task_metrics` with
                  segments over the model's inputs and the frame's other columns, and the bands of default-v2, as
                  `tools/experiment/assess.py` calls them
 (b) floor      = raw `predict` (regression) / `predict_proba` (multiclass) on the baseline frame + on the mutated
@@ -40,7 +40,7 @@ from seed.review import REVIEW_FEATURES, build_review_time, review_minutes  # no
 from tools.experiment.overlap import alongside  # noqa: E402
 from tools.experiment.runner import BaselineCache, run_experiment  # noqa: E402
 from tools.experiment.task import TaskDecision, decide_task  # noqa: E402
-from tools.experiment.task_metrics import compute_task_metrics, prepare_metric_inputs  # noqa: E402
+from tools.experiment.task_metrics import MetricInputs, compute_task_metrics, prepare_metric_inputs  # noqa: E402
 from tools.mutations import apply_mutation, parse_mutation  # noqa: E402
 
 POLICY = load_policy().policy
@@ -97,22 +97,20 @@ def measure(
 
     def experiment() -> None:
         segments_frame = frame[segment_columns]
-        outcome, inputs = alongside(
+        outcome, groups = alongside(
             lambda: run_experiment(
                 pipeline=model, frame=frame, columns=features, label_column=label, feature_column="txn_amount",
                 mutation=mutation, cache=BaselineCache(), cache_key=("bench", task_name), task=decision,
             ),
-            lambda: prepare_metric_inputs(
-                decision.label_codes(frame[label]) if decision.task == "multiclass" else None,
-                segments_frame, POLICY.segments,
-            ),
+            lambda: prepare_metric_inputs(None, segments_frame, POLICY.segments).groups,
         )  # fmt: skip
         started = time.perf_counter()
         compute_task_metrics(
             decision.task, outcome.y_true, outcome.baseline, outcome.mutated.scores, outcome.mutated.failed,
             classes=decision.class_list, segments_frame=segments_frame,
             segment_bands=POLICY.segment_bands(decision.task), segment_rule=POLICY.segments,
-            tolerance_fraction=POLICY.regression_tolerance_fraction() or 0.1, prepared=inputs,
+            tolerance_fraction=POLICY.regression_tolerance_fraction() or 0.1,
+            prepared=MetricInputs(labels=outcome.label_codes, groups=groups),
         )  # fmt: skip
         for step, seconds in [*outcome.seconds.items(), ("metrics", time.perf_counter() - started)]:
             steps[step] = min(steps.get(step, float("inf")), seconds)

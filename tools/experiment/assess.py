@@ -30,7 +30,7 @@ from tools.mutations import Mutation, MutationTypeError, PlanError, apply_mutati
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tools.experiment.task_metrics import MetricInputs
+    from tools.experiment.segments import SegmentGroups
 
 DEFAULT_TOLERANCE_FRACTION = 0.1  # a policy without regression rules (v1) still gets a regressor's numbers measured
 
@@ -53,7 +53,7 @@ def run_model(
     try:
         for extra_column in prepared.feature_columns[1:]:  # same seed: the same rows change in every copy
             frame = frame.assign(**{extra_column: apply_mutation(frame[extra_column], mutation)})
-        outcome, inputs = alongside(
+        outcome, groups = alongside(
             lambda: run_experiment(
                 pipeline=prepared.pipeline,
                 frame=frame,
@@ -65,7 +65,7 @@ def run_model(
                 cache_key=(binding.artifact_sha256, data_key),
                 task=task,
             ),
-            lambda: _metric_inputs(prepared, measuring),
+            lambda: _segment_groups(prepared, measuring),
         )
     except BaselineFailure as exc:
         return ModelTest(
@@ -79,7 +79,7 @@ def run_model(
                 task_basis=task.basis,
             )
         )
-    metrics = _metrics(prepared, outcome, measuring, inputs)
+    metrics = _metrics(prepared, outcome, measuring, groups)
     experiment = ExperimentRecord(
         rows=len(frame),
         rows_changed=outcome.rows_changed,
@@ -126,21 +126,20 @@ def _segments_frame(prepared: PreparedModel, policy: Policy) -> pd.DataFrame | N
     return prepared.frame[prepared.segment_columns] if policy.segment_bands(prepared.task.task) is not None else None
 
 
-def _metric_inputs(prepared: PreparedModel, policy: Policy) -> MetricInputs:
+def _segment_groups(prepared: PreparedModel, policy: Policy) -> SegmentGroups | None:
+    """The evaluation rows' segments, grouped while the model scores (they depend on the data alone)."""
     from tools.experiment.task_metrics import prepare_metric_inputs  # scipy and the task modules: when measuring
 
+    return prepare_metric_inputs(None, _segments_frame(prepared, policy), policy.segments).groups
+
+
+def _metrics(
+    prepared: PreparedModel, outcome: ExperimentOutcome, policy: Policy, groups: SegmentGroups | None
+) -> ModelMetrics:
+    """The task's metrics on the experiment's arrays, with the label codes and segment groups made meanwhile."""
+    from tools.experiment.task_metrics import MetricInputs, compute_task_metrics
+
     task = prepared.task
-    labels = prepared.frame[prepared.binding.label_column]
-    codes = task.label_codes(labels) if task.task == "multiclass" else None
-    return prepare_metric_inputs(codes, _segments_frame(prepared, policy), policy.segments)
-
-
-def _metrics(prepared: PreparedModel, outcome: ExperimentOutcome, policy: Policy, inputs: MetricInputs) -> ModelMetrics:
-    """The task's metrics on the experiment's arrays, with the inputs `_metric_inputs` prepared meanwhile."""
-    from tools.experiment.task_metrics import compute_task_metrics
-
-    task = prepared.task
-    groups = inputs.groups
     return compute_task_metrics(
         task.task,
         outcome.y_true,
@@ -153,7 +152,7 @@ def _metrics(prepared: PreparedModel, outcome: ExperimentOutcome, policy: Policy
         segment_bands=policy.segment_bands(task.task),
         tolerance_fraction=policy.regression_tolerance_fraction() or DEFAULT_TOLERANCE_FRACTION,
         segment_rule=policy.segments,
-        prepared=inputs,
+        prepared=MetricInputs(labels=outcome.label_codes, groups=groups),
     )
 
 

@@ -55,6 +55,7 @@ class InferenceResult:
 @dataclass
 class ExperimentOutcome:
     y_true: np.ndarray
+    label_codes: tuple[np.ndarray, list[str]] | None  # a multiclass model's (TaskDecision.encoded_labels)
     baseline: np.ndarray
     mutated: InferenceResult
     rows_changed: int
@@ -254,8 +255,8 @@ def run_experiment(
         return result.scores
 
     # The labels need only the frame: made while the baseline scores (a multiclass label column takes ~30 ms/1M).
-    (baseline, cached), y_true = alongside(
-        lambda: cache.get_or_compute(cache_key, baseline_scores), lambda: task.label_array(frame[label_column])
+    (baseline, cached), (y_true, label_codes) = alongside(
+        lambda: cache.get_or_compute(cache_key, baseline_scores), lambda: task.encoded_labels(frame[label_column])
     )
     timings["baseline"] = time.perf_counter() - started
 
@@ -283,6 +284,7 @@ def run_experiment(
     timings["mutated"] = time.perf_counter() - started
     return ExperimentOutcome(
         y_true=y_true,
+        label_codes=label_codes,
         baseline=baseline,
         mutated=mutated,
         rows_changed=int(suspects.sum()),

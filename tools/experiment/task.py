@@ -52,24 +52,31 @@ class TaskDecision:
 
     def label_codes(self, labels: pd.Series) -> tuple[np.ndarray, list[str]]:
         """A multiclass model's labels as indices into its classes followed by any other label seen: exactly
-        `encode_labels(self.label_array(labels), self.class_list)`, but keyed by distinct value, so no Python
-        string is made per row (it runs beside inference: tools/experiment/overlap.py)."""
-        from tools.experiment.metrics_multiclass import encode_labels
-
+        `encode_labels(self.label_array(labels), self.class_list)` (the second half of `encoded_labels`)."""
         if self.task != "multiclass" or self.classes is None:
             raise ValueError(f"label codes are for a multiclass model with classes, not a {self.task} one")
-        codes, uniques = pd.factorize(labels, use_na_sentinel=False)
-        per_unique, names = encode_labels(label_keys(np.asarray(uniques)), self.classes)
-        return per_unique[codes], names
+        codes = self.encoded_labels(labels)[1]
+        assert codes is not None  # a multiclass model with classes always gets them
+        return codes
+
+    def encoded_labels(self, labels: pd.Series) -> tuple[np.ndarray, tuple[np.ndarray, list[str]] | None]:
+        """`label_array`, and for a multiclass model with classes its `label_codes`, from one factorization of
+        the column (the metrics want both; the experiment makes them while the baseline scores)."""
+        if self.task != "multiclass" or self.classes is None:
+            return self.label_array(labels), None
+        from tools.experiment.metrics_multiclass import encode_labels
+
+        codes, keys = _distinct_keys(labels)
+        per_unique, names = encode_labels(keys, self.classes)  # per distinct value, not per row
+        return keys[codes], (per_unique[codes], names)
 
     def label_array(self, labels: pd.Series) -> np.ndarray:
         """`y_true` for the metrics: 0/1 int8 (binary), label keys (multiclass), float64 (regression).
         Call `check_labels` first: this assumes the labels passed it."""
         if self.task == "multiclass":
-            # Keys of the distinct values, then one take: an Arrow string column is dictionary-encoded in place
-            # instead of being copied into a million Python strings first (same keys as label_keys(values)).
-            codes, uniques = pd.factorize(labels, use_na_sentinel=False)
-            return label_keys(np.asarray(uniques))[codes]
+            codes, keys = _distinct_keys(labels)
+            keyed: np.ndarray = keys[codes]
+            return keyed
         values = labels.to_numpy()
         if self.task == "regression":
             return values.astype(np.float64)
@@ -78,6 +85,14 @@ class TaskDecision:
             positive = 1 if numeric is None else numeric[1]
             return np.asarray(values == positive).astype(np.int8)
         return np.asarray(label_keys(values) == self.classes[1]).astype(np.int8)
+
+
+def _distinct_keys(labels: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's index into the column's distinct values, and those values' label keys. Keys of the distinct
+    values, then one take: an Arrow string column is dictionary-encoded in place instead of being copied into a
+    million Python strings first (the keys are label_keys(values) row for row)."""
+    codes, uniques = pd.factorize(labels, use_na_sentinel=False)
+    return codes, label_keys(np.asarray(uniques))
 
 
 def final_estimator(pipeline: Any) -> Any:

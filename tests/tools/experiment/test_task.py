@@ -285,6 +285,8 @@ def test_run_experiment_per_task_caches_either_shape() -> None:
     again = run_experiment(mutation=parse_mutation("round", {"decimals": 0}), **kwargs)
     assert first.baseline.shape == (len(frame), 3) and again.baseline_cached and again.baseline is first.baseline
     assert first.y_true.tolist() == Y_THREE.tolist()
+    assert first.label_codes is not None  # made with the labels, from the same factorization
+    np.testing.assert_array_equal(first.label_codes[0], decision.label_codes(pd.Series(Y_THREE))[0])
     expected = model.predict_proba(frame[["x", "z"]].assign(x=frame["x"] * 3))
     np.testing.assert_allclose(first.mutated.scores, expected)
 
@@ -337,6 +339,17 @@ def test_label_codes_are_the_encoded_label_array(labels: pd.Series, classes: tup
     expected_codes, expected_names = encode_labels(decision.label_array(labels), list(classes))
     np.testing.assert_array_equal(codes, expected_codes)
     assert names == expected_names
+    array, both = decision.encoded_labels(labels)  # what the experiment makes: both halves from one factorization
+    np.testing.assert_array_equal(array, decision.label_array(labels))
+    assert both is not None
+    np.testing.assert_array_equal(both[0], expected_codes)
+    assert both[1] == expected_names
+
+
+def test_other_tasks_get_no_label_codes() -> None:
+    assert REGRESSION.encoded_labels(pd.Series([1.0, 2.0]))[1] is None
+    array, codes = STRING_BINARY.encoded_labels(pd.Series(["yes", "no"]))
+    assert array.tolist() == [1, 0] and codes is None
 
 
 def test_label_codes_are_for_multiclass_models_only() -> None:
