@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
-from sklearn.metrics import roc_curve
 
 from policies.metrics import Task
 from tools.evidence import plots_multiclass, plots_regression
@@ -45,11 +44,19 @@ def slugify(name: str) -> str:
 def roc_points(y: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Exact ROC (fpr, tpr at every distinct score, ties as diagonal segments) and its trapezoidal AUC.
 
-    Needs both classes. sklearn's ``roc_curve`` with ``drop_intermediate=False``, so no vertex is dropped and
-    ``thin_curve`` decides what is drawn. The trapezoidal AUC with ties equals the Mann-Whitney / DeLong AUC that
-    the metrics report.
+    Needs both classes. The vertices sklearn's ``roc_curve(drop_intermediate=False)`` gives, from one unstable
+    sort: rows tied on a score reach the same vertex in any order, so the stable sort sklearn uses (and its input
+    checks) only cost time, ~0.2 s per curve on a million rows. ``thin_curve`` decides what is drawn. The
+    trapezoidal AUC with ties equals the Mann-Whitney / DeLong AUC that the metrics report.
     """
-    fpr, tpr, _ = roc_curve(y, scores, drop_intermediate=False)
+    order = np.argsort(scores)[::-1]  # descending
+    ranked = scores[order]
+    # The last row of each run of equal scores: where the curve has a vertex.
+    ends = np.r_[np.flatnonzero(ranked[1:] != ranked[:-1]), len(ranked) - 1]
+    true_positives = np.cumsum(np.asarray(y, dtype=np.int64)[order])[ends]
+    false_positives = ends + 1 - true_positives
+    tpr = np.r_[0.0, true_positives / true_positives[-1]]
+    fpr = np.r_[0.0, false_positives / false_positives[-1]]
     return fpr, tpr, float(np.trapezoid(tpr, fpr))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import roc_auc_score, roc_curve
 
 from policies.metrics import Task
 from tools.evidence import plots, plots_multiclass, plots_regression
@@ -140,6 +140,9 @@ def test_roc_auc_matches_sklearn_and_metrics_with_ties_and_negatives() -> None:
     tied = np.round(rng.random(3_000), 1) + 0.2 * y
     for scores in (tied, -tied, tied - 0.5, rng.normal(size=3_000)):
         fpr, tpr, auc = roc_points(y, scores)
+        want_fpr, want_tpr, _ = roc_curve(y, scores, drop_intermediate=False)  # the same vertices, exactly
+        np.testing.assert_array_equal(fpr, want_fpr)
+        np.testing.assert_array_equal(tpr, want_tpr)
         assert auc == pytest.approx(roc_auc_score(y, scores), abs=1e-12)
         assert (fpr[0], tpr[0], fpr[-1], tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
         assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
