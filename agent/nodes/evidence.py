@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
@@ -81,17 +82,22 @@ def make_write_evidence(ctx: AgentContext) -> Node:
                     shutil.copy2(plot, folder / plot.name)
             write_report(folder, evidence)
 
-        if (runs_dir(home) / run_id).is_dir():  # a resumed process re-entering this node
-            try:
-                read_evidence(home, run_id)
-                update_evidence(home, evidence, extra)
-            except EvidenceError:
-                shutil.rmtree(runs_dir(home) / run_id)
+        def persist() -> None:
+            if (runs_dir(home) / run_id).is_dir():  # a resumed process re-entering this node
+                try:
+                    read_evidence(home, run_id)
+                    update_evidence(home, evidence, extra)
+                except EvidenceError:
+                    shutil.rmtree(runs_dir(home) / run_id)
+                    write_run(home, evidence, extra)
+            else:
                 write_run(home, evidence, extra)
-        else:
-            write_run(home, evidence, extra)
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+            if staging is not None:
+                shutil.rmtree(staging, ignore_errors=True)
+
+        # Rendering the report, copying the plots and the fsyncs of an atomic write: ~15 ms of blocking work that
+        # would stall every other conversation of the chat on the event loop.
+        await asyncio.to_thread(persist)
         return {
             "run_id": run_id,
             "verdict": evidence.verdict,
