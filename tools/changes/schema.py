@@ -105,8 +105,7 @@ def load_change_set(path: Path) -> ChangeSet:
     except (OSError, UnicodeDecodeError) as exc:
         raise ChangeSetError(path, [f"cannot read the file: {exc}"]) from exc
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
+        root, data = _parse(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
@@ -122,6 +121,16 @@ def load_change_set(path: Path) -> ChangeSet:
         unique = list(dict.fromkeys(problems))
         raise ChangeSetError(path, sorted(unique, key=_line_number))
     return change_set
+
+
+def _parse(text: str) -> tuple[yaml.Node | None, Any]:
+    """The document's node tree (for line numbers) and its data (as `yaml.safe_load`), from one parse."""
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        return root, (loader.construct_document(root) if root is not None else None)
+    finally:
+        loader.dispose()
 
 
 def dump_change_set(change_set: ChangeSet, *, header: str = "") -> str:
