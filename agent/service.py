@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import json
 import logging
 import threading
@@ -37,6 +36,7 @@ from agent.context import AgentContext, CatalogHandle
 from policies.engine import load_policy
 from tools.catalog.lookup import check_dataset_urn
 from tools.catalog.session import CatalogError
+from tools.experiment.executor import import_experiment_modules
 from tools.json_http import JsonHandler
 from tools.mutations import parse_mutation
 from tools.settings import ProvenanceSettings
@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 _BAD_INPUT: tuple[type[Exception], ...] = (ValidationError, *bad_input_errors())
 
 ASSESS_PATH = "/provenance/assess"
-WARM_IMPORTS = ("sklearn.pipeline", "scipy.stats", "tools.experiment.task_metrics", "tools.evidence.plots")
 _MAX_BODY = 1 << 20
 
 
@@ -88,8 +87,7 @@ class AssessmentService:
         # The catalog session is opened, and the modules an experiment imports on first use are imported, now:
         # the first request should not pay for them (~1.5 s: scikit-learn, scipy, matplotlib).
         asyncio.run_coroutine_threadsafe(self._handle.get(), self._loop).result()
-        for module in WARM_IMPORTS:
-            importlib.import_module(module)
+        import_experiment_modules()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, name="provenance-assess-http", daemon=True).start()

@@ -39,7 +39,7 @@ class ProvenanceSettings(BaseSettings):
     )
     provenance_sample_seed: int = Field(default=1402, description="Seed of the evaluation-data sample.")
     provenance_workers: int | None = Field(
-        default=None, ge=1, description="Experiment jobs run at once (threads); unset: the number of CPUs."
+        default=None, ge=1, description="Experiment jobs run at once (threads or processes); unset: the number of CPUs."
     )
     provenance_executor: Literal["auto", "thread", "process"] = Field(
         default="auto",

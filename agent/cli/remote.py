@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from agent.cli.precheck import Refused, parse_params
-from tools.catalog.serve_state import pid_alive, state_path
+from tools.catalog.serve_state import live_state, state_path
 from tools.settings import ProvenanceSettings
 
 REQUEST_TIMEOUT_SECONDS = 900.0
@@ -39,20 +39,12 @@ def find_service(settings: ProvenanceSettings) -> AssessService | None:
     """This home's assessment service, or None (no `catalog serve` running, another catalog chosen, no service)."""
     if settings.provenance_catalog != "embedded" or settings.provenance_catalog_url:
         return None
-    path = state_path(settings)
-    try:
-        state = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        log.info("no assessment service: %s is unreadable (%s)", path, exc)
+    state = live_state(settings, logging.INFO)  # a local run follows, and its find_served warns
+    if state is None:
         return None
     url, token, pid = state.get("assess_url"), state.get("gms_token"), state.get("pid")
     if not (isinstance(url, str) and isinstance(token, str) and isinstance(pid, int)):
-        log.info("no assessment service advertised in %s", path)
-        return None
-    if state.get("lite_db") != str(settings.lite_db) or not pid_alive(pid):
-        log.info("not using the assessment service of %s: another catalog file, or its process is gone", path)
+        log.info("no assessment service advertised in %s", state_path(settings))
         return None
     return AssessService(url, token, pid)
 

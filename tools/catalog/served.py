@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tools import atomic
-from tools.catalog.serve_state import pid_alive, state_path
+from tools.catalog.serve_state import live_state, state_path
 from tools.catalog.session import CatalogError, McpServerSpec
 from tools.settings import ProvenanceSettings
 
@@ -91,24 +91,17 @@ def find_served(settings: ProvenanceSettings) -> ServedCatalog | None:
         )
     if settings.provenance_catalog != "embedded":
         return None
-    path = state_path(settings)
+    state = live_state(settings)
+    if state is None:
+        return None
     try:
-        raw = json.loads(path.read_text())
-        served = ServedCatalog(**raw)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, TypeError) as exc:
-        log.warning("ignoring %s: unreadable (%s)", path, exc)
-        return None
-    if served.lite_db != str(settings.lite_db):
-        log.info("not reusing the catalog in %s: it serves %s, not %s", path, served.lite_db, settings.lite_db)
-        return None
-    if served.pid is None or not pid_alive(served.pid):
-        log.warning("ignoring the stale %s: its process (pid %s) is not running; starting a catalog", path, served.pid)
+        served = ServedCatalog(**state)
+    except TypeError as exc:
+        log.warning("ignoring %s: unexpected fields (%s)", state_path(settings), exc)
         return None
     problem = health_problem(served)
     if problem is not None:
-        log.warning("ignoring %s: %s; starting a catalog", path, problem)
+        log.warning("ignoring %s: %s; starting a catalog", state_path(settings), problem)
         return None
     log.info("reusing the %s", served.describe())
     return served

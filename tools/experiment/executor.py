@@ -149,16 +149,27 @@ class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
 
 
 # What an experiment job imports on first use (~1.5-2 s: scikit-learn, scipy, pandas, matplotlib): a worker imports
-# it as it starts, so `warm()` makes the first assessment's jobs as fast as the later ones.
-WORKER_IMPORTS = ("tools.experiment.job", "tools.experiment.task_metrics", "tools.evidence.plots", "scipy.stats")
+# it as it starts, so `warm()` makes the first assessment's jobs as fast as the later ones; the assessment service
+# (agent/service.py) does the same in its own process.
+EXPERIMENT_IMPORTS = (
+    "sklearn.pipeline",
+    "scipy.stats",
+    "tools.experiment.job",
+    "tools.experiment.task_metrics",
+    "tools.evidence.plots",
+)
+
+
+def import_experiment_modules() -> None:
+    for module in EXPERIMENT_IMPORTS:
+        importlib.import_module(module)
 
 
 def _worker_start() -> None:
     """Each worker's initializer. Experiments are batch work beside the conversations of the parent process, so
     they yield the CPU to it; and the modules jobs need are imported before the first job arrives."""
     os.nice(10)
-    for module in WORKER_IMPORTS:
-        importlib.import_module(module)
+    import_experiment_modules()
 
 
 def make_executor(kind: ExecutorKind, workers: int | None = None) -> ExperimentExecutor:
