@@ -28,21 +28,23 @@ class ProductionMarkers(_Frozen):
     model_property_tags: tuple[str, ...] = ()
     stage_properties: tuple[str, ...] = ()
     stage_values: tuple[str, ...] = ()
+    alias_properties: tuple[str, ...] = ()
+    alias_values: tuple[str, ...] = ()
 
 
 class Conventions(_Frozen):
     production: ProductionMarkers
     mirror_platforms: tuple[str, ...] = ()
-    identity_transforms: tuple[str, ...] = Field(default=("", "NONE", "IDENTITY", "COPY", "CAST"))
+    identity_transforms: tuple[str, ...] = Field(default=("IDENTITY", "COPY"))
     sha256: str = ""
     path: str = ""
 
     def is_identity(self, transform: str | None) -> bool:
-        """'COPY: "t"."c" AS "c"' counts by its head; anything unreadable or computed does not."""
-        if transform is None:
-            return True
+        """'COPY: "t"."c" AS "c"' counts by its head; a missing, empty, unreadable or computed transform does not."""
+        if not transform or not transform.strip():
+            return False
         head = transform.split(":", 1)[0].strip().upper()
-        return head in {t.upper() for t in self.identity_transforms}
+        return head in {t.upper() for t in self.identity_transforms if t.strip()}
 
     def is_mirror(self, platform: str | None) -> bool:
         return platform is not None and platform.lower() in {p.lower() for p in self.mirror_platforms}

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL
+from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL
 from tools.catalog.session import CatalogSession, CatalogToolError, WriterSession
 
 # get_aspect_history answers at most 10 URNs and 52,000 characters per call, each value up to 12,000 characters:
@@ -166,12 +166,29 @@ class CatalogReader:
                 out[item["urn"]] = (item.get("current") or {}).get("value") or {}
         return out
 
-    async def model_property_tags(self, model_urns: list[str]) -> dict[str, list[str]]:
-        """`mlModelProperties.tags` per model (see sdk_tools: the MCP server cannot serve that aspect)."""
-        if not model_urns:
+    async def sdk_aspects(self, urns: list[str], aspects: list[str]) -> dict[str, dict[str, dict[str, Any] | None]]:
+        """{urn: {aspect: value or None}} for aspects the MCP server cannot serve (sdk_tools.SDK_ASPECTS); one call."""
+        if not urns:
             return {}
-        result = await self.session.call(MODEL_PROPERTIES_TOOL, {"urns": model_urns})
-        return {urn: list((value or {}).get("tags") or []) for urn, value in result.get("results", {}).items()}
+        result = await self.session.call(SDK_ASPECTS_TOOL, {"urns": urns, "aspects": aspects})
+        found = result.get("results") or {}
+        return {urn: {a: (found.get(urn) or {}).get(a) for a in aspects} for urn in urns}
+
+    async def marker_aspects(self, model_urns: list[str]) -> dict[str, tuple[list[str], list[str]]]:
+        """(`mlModelProperties.tags`, `versionProperties.aliases`) per model: production markers the entity query
+        does not return."""
+        found = await self.sdk_aspects(model_urns, ["mlModelProperties", "versionProperties"])
+        return {
+            urn: (
+                [str(t) for t in (value["mlModelProperties"] or {}).get("tags") or []],
+                [
+                    str(a["versionTag"])
+                    for a in (value["versionProperties"] or {}).get("aliases") or []
+                    if a.get("versionTag")
+                ],
+            )
+            for urn, value in found.items()
+        }
 
     async def search(self, query: str, *, filter: str | None = None, num_results: int = 10) -> list[EntitySummary]:
         args: dict[str, Any] = {"query": query, "num_results": num_results}

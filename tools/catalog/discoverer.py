@@ -14,6 +14,7 @@ was read. The result types are in `discovery.py`, the column paths in `column_pa
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Literal
 
@@ -23,7 +24,8 @@ from tools.catalog.coverage import Coverage, ModelReach
 from tools.catalog.datahub import CatalogReader, EntitySummary, LineageHit, SchemaField
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.catalog.lookup import require_dataset, require_field
-from tools.catalog.production import needs_property_tags, production_marker
+from tools.catalog.mlflow_live import LiveRegistry, RegistryState
+from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
 from tools.catalog.training_runs import TrainingLink, TrainingRunLinker
 
 MAX_HOPS = 3  # the MCP server maps >= 3 to "3+", i.e. unlimited depth
@@ -37,9 +39,13 @@ def _feature_name(urn: str) -> str:
 class Discoverer:
     """Walks the catalog from one dataset field to the models that depend on it (`discover`)."""
 
-    def __init__(self, reader: CatalogReader, conventions: Conventions | None = None) -> None:
+    def __init__(
+        self, reader: CatalogReader, conventions: Conventions | None = None, registry: LiveRegistry | None = None
+    ) -> None:
+        """`registry` defaults to the MLflow registry MLFLOW_TRACKING_URI names (none when unset)."""
         self.reader = reader
         self.conventions = conventions or load_conventions()
+        self.registry = registry if registry is not None else LiveRegistry.from_environment()
 
     async def require_dataset(self, urn: str) -> EntitySummary:
         """The dataset's catalog entry, or a CatalogInputError naming the closest datasets (lookup.py)."""
@@ -170,11 +176,24 @@ class Discoverer:
         coverage.unreadable += [f"model {urn}: in lineage, but get_entities cannot read it" for urn in unreadable]
         readable = {urn: e for urn, e in details.items() if e is not None}
         markers = self.conventions.production
-        to_read = [urn for urn, e in readable.items() if needs_property_tags(e, markers)]
-        property_tags = await self.reader.model_property_tags(to_read)
+        to_read = [urn for urn, e in readable.items() if needs_aspects(e, markers)]
+        aspect_markers = await self.reader.marker_aspects(to_read)
+        live: dict[str, RegistryState] = {}
+        if self.registry is not None:
+            live = await asyncio.to_thread(self.registry.states, sorted(readable))
+        read = {
+            urn: AspectMarkers(
+                property_tags=aspect_markers.get(urn, ([], []))[0],
+                aliases=aspect_markers.get(urn, ([], []))[1],
+                registry_stage=live[urn].stage if urn in live else None,
+                registry_aliases=live[urn].aliases if urn in live else [],
+                registry_where=live[urn].where if urn in live else None,
+            )
+            for urn in readable
+        }
         models = []
         for urn, entity in sorted(readable.items()):
-            marker = production_marker(entity, markers, property_tags.get(urn))
+            marker = production_marker(entity, markers, read[urn])
             used = consumers[urn]
             models.append(
                 AffectedModel(

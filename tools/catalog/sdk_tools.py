@@ -1,8 +1,11 @@
-"""Reads the pinned MCP server cannot make, as tools of the same catalog session (recorded and replayed alike).
+"""Reads the pinned MCP server cannot make, as a tool of the same catalog session (recorded and replayed alike).
 
-`mlModelProperties.tags` is a production marker in real catalogs, but the MCP server's entity query does not
-select it and its `get_aspect_history` only serves an allowlist of governance aspects (no mlModelProperties).
-So that one aspect is read with the DataHub SDK from the same GMS, read-only.
+The MCP server's entity query does not select several aspects Provenance reasons about, and its
+`get_aspect_history` only serves an allowlist of governance aspects. So these few aspects are read with the DataHub
+SDK from the same GMS, read-only: `mlModelProperties.tags` and `versionProperties.aliases` (production markers
+real catalogs write), `viewProperties.viewLogic` (a view's or dbt model's SQL), `queryProperties.statement` (the
+SQL of a query entity DataHub's sql-queries source links to a column edge) and `siblings` (a dbt node and the
+warehouse table it materialises, linked by DataHub's sibling hook).
 """
 
 from __future__ import annotations
@@ -12,30 +15,37 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-MODEL_PROPERTIES_TOOL = "sdk_get_model_properties"
+SDK_ASPECTS_TOOL = "sdk_get_aspects"
+SDK_ASPECTS = frozenset({"mlModelProperties", "versionProperties", "viewProperties", "queryProperties", "siblings"})
 
 
-def model_properties_tool(gms_url: str, gms_token: str) -> BaseTool:
+def sdk_aspects_tool(gms_url: str, gms_token: str) -> BaseTool:
     graph: Any = None
 
-    def read(urns: list[str]) -> tuple[str, dict[str, Any]]:
-        """The current mlModelProperties aspect of each model URN (null when absent)."""
+    def read(urns: list[str], aspects: list[str]) -> tuple[str, dict[str, Any]]:
+        """The current value of each named aspect (mlModelProperties, versionProperties, viewProperties,
+        queryProperties, siblings) of each URN: {urn: {aspect: value or null}}."""
         nonlocal graph
         from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
-        from datahub.metadata.schema_classes import MLModelPropertiesClass
+        from datahub.metadata.schema_classes import ASPECT_NAME_MAP
 
+        unknown = sorted(set(aspects) - SDK_ASPECTS)
+        if unknown:
+            raise ValueError(f"aspect(s) {unknown} not readable here; readable: {', '.join(sorted(SDK_ASPECTS))}")
         if graph is None:
             graph = DataHubGraph(DatahubClientConfig(server=gms_url, token=gms_token or None))
-        results = {}
+        results: dict[str, dict[str, Any]] = {}
         for urn in urns:
-            aspect = graph.get_aspect(urn, MLModelPropertiesClass)
-            results[urn] = aspect.to_obj() if aspect is not None else None
+            results[urn] = {}
+            for aspect in aspects:
+                value = graph.get_aspect(urn, ASPECT_NAME_MAP[aspect])
+                results[urn][aspect] = value.to_obj() if value is not None else None
         result = {"results": results}
         return json.dumps(result), {"structured_content": result}
 
     return StructuredTool.from_function(
         func=read,
-        name=MODEL_PROPERTIES_TOOL,
+        name=SDK_ASPECTS_TOOL,
         description=read.__doc__ or "",
         response_format="content_and_artifact",
     )

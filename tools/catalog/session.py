@@ -35,7 +35,7 @@ from pydantic import BaseModel
 
 from tools.catalog.lanes import Lanes
 from tools.catalog.output_schemas import validate_outputs_once
-from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL, model_properties_tool
+from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL, sdk_aspects_tool
 
 READ_TOOLS = frozenset(
     {"get_entities", "list_schema_fields", "get_lineage", "search", "get_aspect_history", "get_lineage_paths_between"}
@@ -244,7 +244,7 @@ async def mcp_http_session(spec: McpServerSpec, mcp_url: str, log_file: Path) ->
 def _reader(spec: McpServerSpec, loaded: dict[str, BaseTool], started: float) -> CatalogSession:
     tools = {name: tool for name, tool in loaded.items() if name in READ_TOOLS}
     _require(spec, READ_TOOLS - OPTIONAL_TOOLS - set(tools), "read")
-    tools[MODEL_PROPERTIES_TOOL] = model_properties_tool(spec.gms_url, spec.gms_token)
+    tools[SDK_ASPECTS_TOOL] = sdk_aspects_tool(spec.gms_url, spec.gms_token)
     return CatalogSession(tools, time.perf_counter() - started, server_tools=frozenset(loaded))
 
 

@@ -13,12 +13,14 @@ from tools.catalog.training_runs import dataset_parts
 @pytest.mark.parametrize(
     ("transform", "identity"),
     [
-        (None, True),
-        ("", True),
+        (None, False),  # dbt's column lineage carries no transform, even for `a / b`: unknown, never a copy
+        ("", False),
+        ("   ", False),
+        ("NONE", False),
         ("IDENTITY", True),
         ('COPY: "loan_applications"."loan_amount" AS "loan_amount"', True),
         ("copy: x", True),
-        ("CAST", True),
+        ("CAST", False),  # a cast to an integer rounds: only the SQL says whether it is lossless
         ('SQL: "loan_applications"."debt" / "loan_applications"."income" AS "debt_to_income"', False),
         ("UNKNOWN (column lineage too large to read through MCP)", False),
         ("cents_to_dollars", False),

@@ -22,7 +22,7 @@ from tools.catalog.datahub import CatalogReader, EntitySummary
 from tools.catalog.discoverer import Discoverer
 from tools.catalog.discovery import Discovery
 from tools.catalog.lookup import CatalogInputError
-from tools.catalog.production import production_marker
+from tools.catalog.production import AspectMarkers, production_marker
 from tools.settings import ProvenanceSettings
 
 
@@ -81,6 +81,10 @@ def test_unknown_dataset_names_the_closest_matches(settings: ProvenanceSettings)
         (["urn:li:tag:Production"], {}, True),
         ([], {"mlflow.stage": "Production"}, True),
         ([], {"mlflow.aliases": "champion, production"}, True),
+        ([], {"provenance.aliases": "champion"}, True),  # written by `provenance bind` as a version tag
+        ([], {"provenance.aliases": "challenger"}, False),
+        ([], {"mlflow.stage": "champion"}, False),  # an alias name is not a stage
+        (["urn:li:tag:mlflow_none"], {}, False),  # an alias-only model as DataHub's mlflow source tags it
         ([], {"mlflow.stage": "Staging"}, False),
         (["urn:li:tag:provenance:PASS"], {}, False),
         (["urn:li:tag:mlflow_production"], {}, True),  # DataHub's mlflow source: <platform>_<stage>
@@ -94,3 +98,35 @@ def test_production_status(tags: list[str], props: dict[str, str], expected: boo
     )
     marker = production_marker(entity, load_conventions().production)
     assert (marker is not None) is expected
+
+
+MLFLOW_MODEL = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,claims_fraud_1,PROD)"
+
+
+@pytest.mark.parametrize(
+    ("read", "expected"),
+    [
+        (AspectMarkers(aliases=["champion"]), "versionProperties.aliases contains champion"),
+        (AspectMarkers(aliases=["Challenger"]), None),
+        (AspectMarkers(property_tags=["production"]), "mlModelProperties.tags contains 'production'"),
+        (
+            AspectMarkers(registry_where="MLflow registry at x: claims_fraud version 1", registry_aliases=["champion"]),
+            "MLflow registry at x: claims_fraud version 1 has alias champion",
+        ),
+        (
+            AspectMarkers(registry_where="MLflow registry at x: m version 1", registry_stage="Production"),
+            "MLflow registry at x: m version 1 is in stage Production",
+        ),
+        # the registry says nothing that marks it, and the catalog says nothing either
+        (AspectMarkers(registry_where="MLflow registry at x: m version 1", registry_stage="None"), None),
+    ],
+)
+def test_aliases_and_the_registry_mark_production(read: AspectMarkers, expected: str | None) -> None:
+    entity = EntitySummary(urn=MLFLOW_MODEL, type="MLMODEL", tags=["urn:li:tag:mlflow_none"])
+    assert production_marker(entity, load_conventions().production, read) == expected
+
+
+def test_a_stale_catalog_marker_still_counts_when_the_registry_is_silent() -> None:
+    entity = EntitySummary(urn=MLFLOW_MODEL, type="MLMODEL", tags=["urn:li:tag:mlflow_production"])
+    read = AspectMarkers(registry_where="MLflow registry at x: m version 1", registry_stage="Archived")
+    assert production_marker(entity, load_conventions().production, read) == "global tag urn:li:tag:mlflow_production"

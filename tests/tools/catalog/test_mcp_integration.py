@@ -19,7 +19,7 @@ from seed.catalog import (
 )
 from tools.catalog.connection import open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
-from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL
+from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL
 from tools.catalog.session import READ_TOOLS, WRITE_TOOLS, CatalogError, WriterSession
 from tools.settings import ProvenanceSettings
 
@@ -97,8 +97,8 @@ def test_the_reader_session_cannot_write_only_a_writer_session_can(settings: Pro
         async with open_catalog(settings) as catalog:
             session = catalog.session
             assert not isinstance(session, WriterSession)
-            assert set(session.tool_names) <= READ_TOOLS | {MODEL_PROPERTIES_TOOL}
-            assert MODEL_PROPERTIES_TOOL in session.tool_names and "get_entities" in session.tool_names
+            assert set(session.tool_names) <= READ_TOOLS | {SDK_ASPECTS_TOOL}
+            assert SDK_ASPECTS_TOOL in session.tool_names and "get_entities" in session.tool_names
             assert not WRITE_TOOLS & set(session.tool_names)
             arguments = {
                 "add_tags": {"tag_urns": [STATUS_TAG_URNS["BLOCK"]], "entity_urns": [FRAUD_MODEL_URN]},

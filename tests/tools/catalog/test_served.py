@@ -14,7 +14,7 @@ import pytest
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, STATUS_TAG_URNS
 from tools.catalog.connection import open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
-from tools.catalog.sdk_tools import MODEL_PROPERTIES_TOOL
+from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL
 from tools.catalog.serve_state import STATE_FILE, state_path
 from tools.catalog.served import ServedCatalog, find_served, serve_catalog
 from tools.catalog.session import READ_TOOLS, WRITE_TOOLS, CatalogError, WriterSession
@@ -29,7 +29,7 @@ def test_the_reader_over_http_cannot_write_only_a_writer_session_can(settings: P
             assert catalog.embedded is None and catalog.description == served.describe()
             session = catalog.session
             assert not isinstance(session, WriterSession)
-            assert set(session.tool_names) <= READ_TOOLS | {MODEL_PROPERTIES_TOOL}
+            assert set(session.tool_names) <= READ_TOOLS | {SDK_ASPECTS_TOOL}
             assert not WRITE_TOOLS & session.server_tools and "get_entities" in session.server_tools
             with pytest.raises(CatalogError, match="DataHub MCP tool add_tags writes to the catalog.*read-only"):
                 await session.call(
