@@ -41,6 +41,7 @@ from tools.experiment.loading import (
 )
 from tools.experiment.locate import is_local_uri, locate_artifact, locate_file, resolve_binding
 from tools.registry.mlflow_registry import (
+    ALIASES_TAG,
     EVAL_CONTEXTS,
     LoggedInput,
     MlflowRegistry,
@@ -126,6 +127,13 @@ def propose(registry: MlflowRegistry, ref: ModelRef, options: BindOptions, cwd: 
         tags[MLFLOW_RUN_ID] = version.run_id
     tags[MLFLOW_MODEL] = version.name
     tags[MLFLOW_VERSION] = version.version
+    if version.aliases or ALIASES_TAG in version.tags:  # an alias moved away: clear the stale marker too
+        tags[ALIASES_TAG] = ",".join(version.aliases)
+        findings.append(
+            f"aliases {', '.join(version.aliases)}: recorded as {ALIASES_TAG}, which DataHub's mlflow source carries"
+            if version.aliases
+            else f"no alias points at this version any more: {ALIASES_TAG} cleared"
+        )
     return Proposal(version=version, tags=tags, findings=findings)
 
 

@@ -18,6 +18,10 @@ TRACKING_ENV = "MLFLOW_TRACKING_URI"
 CONTEXT_TAG = "mlflow.data.context"  # what mlflow.log_input(..., context=…) records
 EVAL_CONTEXTS = ("eval", "evaluation", "test", "testing", "holdout", "validation")
 PRODUCTION_STAGE = "Production"
+# The version's registered-model aliases, written by `bind` as a model-version tag: DataHub's mlflow source copies
+# version tags into customProperties (it records no aliases itself), where conventions.yaml's alias_properties
+# read them, so an alias marks production without MLflow access at assessment time.
+ALIASES_TAG = "provenance.aliases"
 MLFLOW_PLATFORM = "mlflow"
 
 _URN = re.compile(r"^urn:li:mlModel:\(urn:li:dataPlatform:(?P<platform>[^,]+),(?P<name>.+),(?P<env>[^,()]+)\)$")
@@ -71,6 +75,7 @@ class ModelVersionInfo:
     run_id: str | None
     tags: dict[str, str]
     chosen: str  # why this version: "--version 2", "the version in stage Production", …
+    aliases: tuple[str, ...] = ()  # the registered model's aliases that point at this version
 
     @property
     def models_uri(self) -> str:
@@ -180,6 +185,7 @@ class MlflowRegistry:
             run_id=mv.run_id or None,
             tags=dict(mv.tags or {}),
             chosen=chosen,
+            aliases=tuple(sorted(str(a) for a in (getattr(mv, "aliases", None) or []))),
         )
 
     def run_inputs(self, run_id: str) -> list[LoggedInput]:

@@ -94,6 +94,8 @@ def test_bind_writes_the_tags_and_merges_them_into_datahub(
     properties = datahub_properties(world)
     assert {k: properties[k] for k in BINDING} == {k: tags[k] for k in BINDING}
     assert properties["team"] == "risk"
+    # The alias marks production in DataHub without MLflow access (conventions.yaml alias_properties).
+    assert properties["provenance.aliases"] == tags["provenance.aliases"] == "champion"
 
 
 def test_a_threshold_is_written_and_kept_on_rebinding(world: RealWorld) -> None:

@@ -26,7 +26,7 @@ from tools.experiment.binding import (
     REQUIRED_KEYS,
 )
 from tools.registry.binder import BindOptions, check, propose
-from tools.registry.mlflow_registry import MlflowRegistry, ModelRef, RegistryError
+from tools.registry.mlflow_registry import ALIASES_TAG, MlflowRegistry, ModelRef, RegistryError
 
 pytestmark = pytest.mark.slow  # the real world is built once per session (~15 s)
 
@@ -78,6 +78,8 @@ def test_proposal_for_the_production_model(real_world: RealWorld) -> None:
     assert tags[LABEL_COLUMN] == "defaulted"  # the one 0/1 column that is not an input (not applicant_id)
     assert (tags[MLFLOW_RUN_ID], tags[MLFLOW_MODEL], tags[MLFLOW_VERSION]) == (champion.run_id, "credit_default", "1")
     assert DECISION_THRESHOLD not in tags
+    # The alias MLflow's get_model_version reports, kept as a version tag for DataHub's mlflow source to carry.
+    assert proposal.version.aliases == ("champion",) and tags[ALIASES_TAG] == "champion"
     assert set(proposal.changed) == set(tags)  # nothing of it is there yet
     text = "\n".join(proposal.findings)
     assert "cloudpickle" in text and "Pipeline with predict_proba" in text and "1800 rows" in text
