@@ -17,6 +17,7 @@ class Coverage(BaseModel):
     conventions_sha256: str = ""
     datasets_searched: list[str] = []
     mirrors: list[str] = []  # mirror-platform datasets standing for a searched table, and how they were tied
+    siblings: list[str] = []  # dbt nodes and the tables they materialise, walked as one node, and how each was tied
     models_reached: list[ModelReach] = []
     not_linked: list[str] = []  # reached, but not through the changed column, and why
     unreadable: list[str] = []  # what could not be read; any entry makes the coverage incomplete
@@ -30,6 +31,7 @@ class Coverage(BaseModel):
         """Plain-text lines for answers and reports."""
         out = [f"datasets searched: {len(self.datasets_searched)} ({', '.join(self.datasets_searched) or 'none'})"]
         out += [f"mirror: {m}" for m in self.mirrors]
+        out += [f"sibling: {s}" for s in self.siblings]
         if self.models_reached:
             for reach in self.models_reached:
                 status = "production" if reach.production else "not production"

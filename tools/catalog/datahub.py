@@ -68,6 +68,7 @@ class FineGrainedEdge(BaseModel):
     upstream: str
     downstream: str
     transform: str | None = None
+    query: str | None = None  # the query entity whose SQL made the edge (DataHub's sql-queries source links one)
 
 
 class CatalogReader:
@@ -140,7 +141,12 @@ class CatalogReader:
                 for up in fgl.get("upstreams") or []:
                     for down in fgl.get("downstreams") or []:
                         out.setdefault(urn, []).append(
-                            FineGrainedEdge(upstream=up, downstream=down, transform=fgl.get("transformOperation"))
+                            FineGrainedEdge(
+                                upstream=up,
+                                downstream=down,
+                                transform=fgl.get("transformOperation"),
+                                query=fgl.get("query"),
+                            )
                         )
         return out
 

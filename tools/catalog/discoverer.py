@@ -26,6 +26,7 @@ from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, L
 from tools.catalog.lookup import require_dataset, require_field
 from tools.catalog.mlflow_live import LiveRegistry, RegistryState
 from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
+from tools.catalog.siblings import Sibling, SiblingFinder, with_sibling_edges
 from tools.catalog.training_runs import TrainingLink, TrainingRunLinker
 
 MAX_HOPS = 3  # the MCP server maps >= 3 to "3+", i.e. unlimited depth
@@ -62,10 +63,11 @@ class Discoverer:
         dataset = await self.require_dataset(dataset_urn)
         schema_field = await self.require_field(dataset_urn, field)
 
-        hits = await self._lineage(coverage, dataset_urn, column=field, max_hops=MAX_HOPS)
-        landing = {h.urn: h.lineage_columns for h in hits if h.type == "DATASET"}
+        siblings = SiblingFinder(self.reader, self.conventions)
+        landing, pairs = await self._landing(coverage, siblings, dataset_urn, field)
         precision: Literal["column", "dataset", "none"] = "column" if landing else "none"
         edges = await self.reader.fine_grained_lineage(sorted(landing))
+        edges = with_sibling_edges(edges, pairs, {dataset_urn: {field}, **landing})
         paths = column_paths(dataset_urn, field, edges)
 
         features: list[AffectedFeature] = []
@@ -120,6 +122,8 @@ class Discoverer:
         coverage.datasets_searched = searched
         coverage.mirrors = sorted({f"{m.urn} for {m.table_urn} ({m.how})" for m in linker.mirrors_found})
         coverage.not_linked = sorted(set(linker.notes))
+        coverage.siblings = sorted({f"{a} = {b.urn} ({b.how})" for a, b in pairs})
+        coverage.unreadable += sorted(set(siblings.unresolved))
         coverage.unreadable += sorted(
             {f"column transforms into {f.dataset_urn} ({f.column})" for f in features if is_unreadable(f.path)}
         )
@@ -137,6 +141,35 @@ class Discoverer:
             duration_ms=(time.perf_counter() - started) * 1e3,
             coverage=coverage,
         )
+
+    async def _landing(
+        self, coverage: Coverage, siblings: SiblingFinder, dataset_urn: str, field: str
+    ) -> tuple[dict[str, set[str]], list[tuple[str, Sibling]]]:
+        """Every dataset (and its columns) the field reaches by column lineage, walking a dbt node and the table it
+        materialises as one node: from each newly reached sibling the walk goes on (the embedded catalog's graph
+        from a dbt node may dead-end where a real GMS would link the sibling)."""
+        landing: dict[str, set[str]] = {}
+        pairs: list[tuple[str, Sibling]] = []
+        walked: set[tuple[str, str]] = set()
+        frontier = [(dataset_urn, field)]
+        while frontier:
+            for urn, column in frontier:
+                walked.add((urn, column))
+                for hit in await self._lineage(coverage, urn, column=column, max_hops=MAX_HOPS):
+                    if hit.type == "DATASET" and hit.urn != dataset_urn:
+                        landing.setdefault(hit.urn, set()).update(hit.lineage_columns)
+            holders = {dataset_urn: {field}, **landing}
+            frontier = []
+            for urn, found in (await siblings.siblings(sorted(holders))).items():
+                for sibling in found:
+                    if (urn, sibling) not in pairs:
+                        pairs.append((urn, sibling))
+                    for column in sorted(holders[urn]):
+                        if (sibling.urn, column) in walked or sibling.urn == dataset_urn:
+                            continue
+                        landing.setdefault(sibling.urn, set()).add(column)
+                        frontier.append((sibling.urn, column))
+        return landing, pairs
 
     def _link(
         self,
