@@ -12,6 +12,7 @@ import re
 from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.lookup import CatalogInputError
+from tools.catalog.siblings import without_dbt_twins
 from tools.catalog.training_runs import dataset_parts
 
 SCHEMA_FIELD = re.compile(r"^urn:li:schemaField:\((urn:li:dataset:\(.+\)),([^,()]+)\)$")
@@ -81,7 +82,7 @@ async def resolve_field(reader: CatalogReader, subject: str, conventions: Conven
     tied = [u for u in ranked if abs(_score(hint, dataset_name(u)) - top) < 1e-9]
     # A mirror (e.g. the mlflow dataset named after a table) stands for a table; the table carries the lineage.
     originals = [u for u in tied if not conventions.is_mirror(dataset_parts(u)[0])]
-    tied = originals or tied
+    tied = without_dbt_twins(originals or tied)
     if len(tied) > 1:
         listed = "; ".join(f"{dataset_name(u)} on {dataset_parts(u)[0]} ({u})" for u in tied[:5])
         raise CatalogInputError(

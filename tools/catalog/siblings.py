@@ -111,12 +111,24 @@ def with_sibling_edges(
             )
     for (a, b), sibling in linked.items():
         for column in sorted(columns.get(a, set()) | columns.get(b, set())):
-            edge = FineGrainedEdge(
-                upstream=field_urn(a, column), downstream=field_urn(b, column), transform=sibling_transform(sibling)
-            )
-            out.setdefault(b, []).append(edge)
+            up, down = field_urn(a, column), field_urn(b, column)
+            if not any(e.upstream == up and e.downstream == down for e in out.get(b, [])):
+                out.setdefault(b, []).append(
+                    FineGrainedEdge(upstream=up, downstream=down, transform=sibling_transform(sibling))
+                )
     return out
 
 
 def _dataset_of(field_urn: str) -> str:
     return field_urn.removeprefix("urn:li:schemaField:(").removesuffix(")").rpartition(",")[0]
+
+
+def without_dbt_twins(urns: list[str]) -> list[str]:
+    """Candidates for a name, a dbt node and its same-name table counted once (as the table, which discovery walks
+    together with the node): "matches several datasets" only when they are truly different datasets."""
+    tables = {(name.lower(), env) for platform, name, env in map(dataset_parts, urns) if platform != DBT_PLATFORM}
+    return [
+        urn
+        for urn in urns
+        if dataset_parts(urn)[0] != DBT_PLATFORM or (dataset_parts(urn)[1].lower(), dataset_parts(urn)[2]) not in tables
+    ]

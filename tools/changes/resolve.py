@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.datahub import CatalogReader
+from tools.catalog.siblings import without_dbt_twins
 from tools.catalog.training_runs import dataset_parts
 
 SEARCH_RESULTS = 50
@@ -87,7 +88,7 @@ class CatalogResolver:
         hits = await self.reader.search(wanted.rsplit(".", 1)[-1], filter=only, num_results=SEARCH_RESULTS)
         candidates = [hit.urn for hit in hits if self._matches(hit.urn, wanted)]
         originals = [u for u in candidates if not self.conventions.is_mirror(dataset_parts(u)[0])]
-        candidates = sorted(set(originals or candidates))
+        candidates = sorted(set(without_dbt_twins(originals or candidates)))
         if len(candidates) == 1:
             return await self._with_fields(candidates[0])
         where = (f" on platform {self.platform}" if self.platform else "") + (
