@@ -20,7 +20,7 @@ from agent.state import AgentState
 from policies.engine import Decision, evaluate
 from tools.evidence.schema import ModelEvidence, StageFailure, new_run_id
 from tools.evidence.store import runs_dir
-from tools.experiment.assess import overall
+from tools.experiment.assess import every_production_model, overall
 from tools.experiment.job import SharedBaselineCache, measure_model
 from tools.experiment.model_evidence import incomplete_evidence
 
@@ -71,6 +71,7 @@ def make_judge(ctx: AgentContext) -> Node:
                 decision: Decision = evaluate(result.metrics, ctx.policy.policy)
                 result = result.model_copy(update={"verdict": decision.verdict, "reasons": list(decision.reasons)})
             judged.append(result)
+        judged = every_production_model(state.discovery, judged)
         verdict, reasons = overall(state.discovery, judged)
         return {"model_results": judged, "verdict": verdict, "verdict_reasons": reasons}
 

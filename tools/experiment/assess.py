@@ -176,6 +176,24 @@ def not_tested(discovery: Discovery) -> list[NotTested]:
     ]
 
 
+def every_production_model(discovery: Discovery, models: list[ModelEvidence]) -> list[ModelEvidence]:
+    """`models` plus an INCOMPLETE record for each production model discovery reached that has none: a production
+    model reached is tested or INCOMPLETE with its reason, never absent from the answer."""
+    answered = {m.urn for m in models}
+    missing = [
+        incomplete_evidence(
+            m,
+            "not_measured",
+            "reached in production through lineage, but no experiment result was recorded for it; "
+            "this is a defect of Provenance: report it with this run's evidence",
+            lineage_path=m.features[0].path if m.features else [],
+        )
+        for m in discovery.production_models
+        if m.urn not in answered
+    ]
+    return [*models, *missing]
+
+
 def overall(discovery: Discovery, models: list[ModelEvidence]) -> tuple[Verdict, list[str]]:
     coverage = discovery.coverage
     if not models and not coverage.complete:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from policies.engine import Verdict
 from tools.catalog.coverage import Coverage, ModelReach
 from tools.catalog.datahub import EntitySummary
-from tools.catalog.discovery import Discovery
-from tools.experiment.assess import overall
+from tools.catalog.discovery import AffectedModel, Discovery
+from tools.experiment.assess import every_production_model, overall
 
 SOURCE = "urn:li:dataset:(urn:li:dataPlatform:sqlite,main.applicant_features,PROD)"
 
@@ -46,3 +46,25 @@ def test_models_reached_but_none_in_production_are_counted_in_the_pass_reason() 
     reach = ModelReach(urn="urn:li:mlModel:(x)", name="m", production=False, marker="no marker", links=["feature f"])
     verdict, reasons = overall(_discovery(Coverage(datasets_searched=[SOURCE], models_reached=[reach])), [])
     assert verdict is Verdict.PASS and "1 model(s) reached, none in production" in reasons[0]
+
+
+def test_a_production_model_without_a_result_is_incomplete_never_absent() -> None:
+    model = AffectedModel(
+        urn="urn:li:mlModel:(urn:li:dataPlatform:mlflow,claims_severity_1,PROD)",
+        name="claims_severity_1",
+        production=True,
+        production_evidence="global tag urn:li:tag:mlflow_production",
+        features=[],
+        owners=[],
+        tags=[],
+        custom_properties={},
+        related_documents=[],
+    )
+    found = _discovery(Coverage(datasets_searched=[SOURCE])).model_copy(update={"models": [model]})
+    models = every_production_model(found, [])
+    assert [(m.urn, m.verdict, [r.code for r in m.reasons]) for m in models] == [
+        (model.urn, Verdict.INCOMPLETE, ["not_measured"])
+    ]
+    verdict, reasons = overall(found, models)
+    assert verdict is Verdict.INCOMPLETE and "claims_severity_1: INCOMPLETE" in reasons[0]
+    assert every_production_model(found, models) == models  # already answered: nothing added
