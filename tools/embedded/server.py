@@ -25,6 +25,7 @@ from datahub.emitter.serialization_helper import post_json_transform, pre_json_t
 from datahub.metadata.urns import Urn
 
 from tools.embedded.graphql import GraphQLApi, GraphQLError, UnsupportedOperation
+from tools.embedded.patch import PatchError, apply_patch, validated_aspect
 from tools.embedded.store import LiteStore
 from tools.json_http import JsonHandler
 
@@ -36,7 +37,7 @@ SERVER_CONFIG = {
     "noCode": "true",
     "versions": {"acryldata/datahub": {"version": GMS_VERSION}},
     "datahub": {"serverType": "quickstart"},
-    "patchCapable": False,
+    "patchCapable": True,
     "provenanceEmbedded": True,
 }
 
@@ -134,8 +135,11 @@ class EmbeddedGms:
     def _ingest(self, proposal: dict[str, Any]) -> None:
         change = proposal.get("changeType", "UPSERT")
         name = proposal["aspectName"]
-        if change != "UPSERT":
-            raise HttpError(422, f"embedded DataHub only accepts UPSERT proposals, got {change} for {name}")
+        if change not in ("UPSERT", "PATCH"):
+            raise HttpError(422, f"embedded DataHub only accepts UPSERT and PATCH proposals, got {change} for {name}")
+        if change == "PATCH":
+            self._patch(proposal["entityUrn"], name, proposal["aspect"]["value"])
+            return
         if name.endswith("Key"):
             return
         if name not in ASPECT_MAP:
@@ -143,6 +147,18 @@ class EmbeddedGms:
         value = json.loads(proposal["aspect"]["value"])
         aspect = ASPECT_MAP[name].from_obj(post_json_transform(value))
         self.store.write(MetadataChangeProposalWrapper(entityUrn=proposal["entityUrn"], aspect=aspect))
+
+    def _patch(self, urn: str, name: str, raw: str) -> None:
+        """Read the current aspect, apply the patch with GMS's template semantics, write through the store."""
+        if name not in ASPECT_MAP:
+            raise HttpError(422, f"unknown aspect {name}")
+        with self.store.locked():
+            stored = self.store.aspect_version(urn, name, 0)
+            try:
+                aspect = validated_aspect(name, apply_patch(name, stored[0] if stored else None, raw))
+            except PatchError as exc:
+                raise HttpError(422, f"PATCH of {name} on {urn} refused: {exc}") from exc
+            self.store.write(MetadataChangeProposalWrapper(entityUrn=urn, aspect=aspect))
 
 
 def _fullname(aspect: Any) -> str:

@@ -282,14 +282,21 @@ def test_sdk_emitter_writes_are_read_back(catalog: RunningCatalog, graph: DataHu
     assert graph.get_entity_semityped(NEW_URN)["subTypes"].typeNames == ["Table"]
 
 
-def test_patch_proposals_are_refused_by_change_type(catalog: RunningCatalog) -> None:
+def test_other_change_types_are_refused_by_name(catalog: RunningCatalog) -> None:
     (patch,) = DatasetPatchBuilder(POSTGRES_TABLE_URN).add_tag(m.TagAssociationClass(STATUS_TAG_URNS["BLOCK"])).build()
-    response = call(catalog, "POST", "/aspects?action=ingestProposal", {"proposal": pre_json_transform(patch.to_obj())})
-    assert response.status_code == 422
-    message = response.json()["message"]
-    assert "PATCH" in message and "globalTags" in message
+    for change in ("DELETE", "CREATE", "RESTATE"):
+        body = {"proposal": {**pre_json_transform(patch.to_obj()), "changeType": change}}
+        response = call(catalog, "POST", "/aspects?action=ingestProposal", body)
+        assert response.status_code == 422
+        message = response.json()["message"]
+        assert change in message and "globalTags" in message and "UPSERT and PATCH" in message
     tags = catalog.gms.store.aspects(POSTGRES_TABLE_URN)["globalTags"]["tags"]
     assert STATUS_TAG_URNS["BLOCK"] not in [t["tag"] for t in tags]
+    # The same proposal as a PATCH is applied (tests/tools/embedded/test_patch_*.py cover the semantics).
+    response = call(catalog, "POST", "/aspects?action=ingestProposal", {"proposal": pre_json_transform(patch.to_obj())})
+    assert response.status_code == 200
+    tags = catalog.gms.store.aspects(POSTGRES_TABLE_URN)["globalTags"]["tags"]
+    assert [t["tag"] for t in tags] == ["urn:li:tag:tier1", "urn:li:tag:pii", STATUS_TAG_URNS["BLOCK"]]
 
 
 def test_unknown_routes_answer_501_naming_the_route(catalog: RunningCatalog) -> None:
