@@ -27,6 +27,7 @@ from tools.catalog.lookup import require_dataset, require_field
 from tools.catalog.mlflow_live import LiveRegistry, RegistryState
 from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
 from tools.catalog.siblings import Sibling, SiblingFinder, with_sibling_edges
+from tools.catalog.sql_source import SqlSource, not_carried
 from tools.catalog.training_runs import TrainingLink, TrainingRunLinker
 
 MAX_HOPS = 3  # the MCP server maps >= 3 to "3+", i.e. unlimited depth
@@ -69,6 +70,11 @@ class Discoverer:
         edges = await self.reader.fine_grained_lineage(sorted(landing))
         edges = with_sibling_edges(edges, pairs, {dataset_urn: {field}, **landing})
         paths = column_paths(dataset_urn, field, edges)
+        by_urn: dict[str, list[Sibling]] = {}
+        for urn, sibling in pairs:
+            by_urn.setdefault(urn, []).append(sibling)
+            by_urn.setdefault(sibling.urn, []).append(Sibling(urn, sibling.how))
+        paths = await SqlSource(self.reader, self.conventions, by_urn).annotate(paths, edges)
 
         features: list[AffectedFeature] = []
         searched = [dataset_urn, *sorted(landing)]
@@ -189,9 +195,7 @@ class Discoverer:
             path=path,
             precision=precision,
             link=link,
-            non_identity_transforms=[
-                s.transform for s in path[1:] if s.transform and not self.conventions.is_identity(s.transform)
-            ],
+            non_identity_transforms=not_carried(path, self.conventions),
         )
 
     async def _lineage(

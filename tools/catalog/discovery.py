@@ -20,6 +20,14 @@ class LineageStep(BaseModel):
     column: str
     transform: str | None = None  # the transform on the edge INTO this column (None for the source)
     note: str | None = None  # how this step was established when it is not a lineage edge ("matched by name")
+    # When the transform is not a recorded copy: this column's SQL expression over base-table columns, read from the
+    # transform itself ('SQL: …') or from the SQL that built the dataset (sql_source.py), and which of its columns
+    # is the previous step's column. No expression and no copy: the transform is unknown (`unknown` says why).
+    expression: str | None = None
+    expression_input: tuple[str, str] | None = None  # (table, column) as the expression names it
+    expression_from: str | None = None  # where the SQL was read
+    dialect: str | None = None
+    unknown: str | None = None
 
 
 class AffectedFeature(BaseModel):

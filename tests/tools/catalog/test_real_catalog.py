@@ -128,7 +128,14 @@ def test_copy_reaches_the_model_as_identity_and_sql_does_not(world: RealWorld, t
     found = _discover(world, tmp_path / "home", world.raw_table_urn, "debt")
     links = {(m.urn, f.column): f for m in found.models for f in m.features}
     sql = links[(world.champion.urn, "debt_to_income")]
-    assert sql.non_identity_transforms and sql.non_identity_transforms[0].startswith("SQL:")
+    # A computed column is not a copy: its expression is read from the transform, for the change to be carried
+    # through it (tools/transforms), and nothing on the path is left unknown.
+    assert sql.non_identity_transforms == []
+    step = sql.path[1]
+    assert step.transform is not None and step.transform.startswith("SQL:")
+    assert step.expression == '"loan_applications"."debt" / "loan_applications"."income"'
+    assert step.expression_input == ("loan_applications", "debt")
+    assert step.expression_from == "the edge's transformOperation"
 
 
 def test_the_short_name_resolves_to_the_table_not_its_mlflow_mirror(world: RealWorld, tmp_path: Path) -> None:

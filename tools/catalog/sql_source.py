@@ -1,0 +1,199 @@
+"""The SQL behind a column edge that is not a recorded copy, read so a change can be carried through it.
+
+DataHub's sql-queries source writes `SQL: <expr> AS "out"` on a computed column edge; dbt's column lineage carries
+no transform at all, even for `a / b`. Where the transform is not a copy, this module finds the column's expression
+over base-table columns (tools/transforms): from the transform text itself, else from the SQL that built the
+dataset — the query entity the edge names (`queryProperties.statement`), the dataset's own `viewProperties`
+(a view's definition; a dbt node's compiled code) or its dbt sibling's. What cannot be read stays unknown, with the
+reason, and is never taken for a copy (the model is then INCOMPLETE `non_identity_transform`).
+
+Reads go through the catalog session (sdk_get_aspects, recorded like the MCP calls): at most one call for the
+views and one for the queries of a discovery, and none when every edge is a recorded copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from tools.catalog.conventions import Conventions
+from tools.catalog.datahub import CatalogReader, FineGrainedEdge
+from tools.catalog.discovery import LineageStep
+from tools.catalog.siblings import DBT_PLATFORM, SIBLING_TRANSFORM, Sibling
+from tools.catalog.training_runs import dataset_parts
+from tools.transforms.expressions import ColumnExpression, SqlColumns, SqlUnreadable, column_expressions, find_upstream
+
+# DataHub platform -> sqlglot dialect, where they differ or exist; other platforms are parsed with the generic one.
+DIALECTS = {
+    "postgres": "postgres", "redshift": "redshift", "snowflake": "snowflake", "bigquery": "bigquery",
+    "mysql": "mysql", "mariadb": "mysql", "sqlite": "sqlite", "duckdb": "duckdb", "databricks": "databricks",
+    "hive": "hive", "trino": "trino", "presto": "presto", "mssql": "tsql", "oracle": "oracle", "teradata": "teradata",
+    "clickhouse": "clickhouse", "athena": "athena", "spark": "spark",
+}  # fmt: skip
+
+Key = tuple[str, str]
+
+
+def is_sibling_edge(transform: str | None) -> bool:
+    return bool(transform) and transform.split(":", 1)[0].strip().upper() == SIBLING_TRANSFORM  # type: ignore[union-attr]
+
+
+def carries_as_is(step: LineageStep, conventions: Conventions) -> bool:
+    """A recorded copy (conventions' identity transforms), the same column on a dbt node and its table, or a step
+    that is no lineage edge (a mirror dataset standing for the table: `note` says how it was tied)."""
+    if step.transform is None and step.note is not None:
+        return True
+    return conventions.is_identity(step.transform) or is_sibling_edge(step.transform)
+
+
+def not_carried(path: list[LineageStep], conventions: Conventions) -> list[str]:
+    """Why each step of `path` that neither carries the value as is nor has an expression is unknown."""
+    return [
+        step.unknown or step.transform or f"no transform recorded into {step.column}"
+        for step in path[1:]
+        if not carries_as_is(step, conventions) and step.expression is None
+    ]
+
+
+def _sql_head(transform: str | None) -> str | None:
+    head, sep, rest = (transform or "").partition(":")
+    return rest.strip() if sep and head.strip().upper() == "SQL" else None
+
+
+def _from_transform(text: str, dialect: str | None) -> ColumnExpression:
+    """`<expr> AS "out"` as DataHub's SQL parser writes it after `SQL:`."""
+    try:
+        node = sqlglot.parse_one(text, read=dialect)
+    except (ParseError, TokenError) as exc:
+        raise SqlUnreadable(f"cannot parse the transform {text!r}: {exc}") from exc
+    if isinstance(node, exp.Alias):
+        return ColumnExpression.of(node.alias, node.this, dialect)
+    return ColumnExpression.of(node.sql(dialect=dialect), node, dialect)
+
+
+@dataclass
+class SqlSource:
+    reader: CatalogReader
+    conventions: Conventions
+    siblings: dict[str, list[Sibling]]
+    _parsed: dict[tuple[str, str | None], SqlColumns | str] = field(default_factory=dict)
+
+    def dialect(self, dataset_urn: str) -> str | None:
+        platform = dataset_parts(dataset_urn)[0] or ""
+        if platform == DBT_PLATFORM:
+            tables = [dataset_parts(s.urn)[0] or "" for s in self.siblings.get(dataset_urn, [])]
+            platform = tables[0] if tables else ""
+        return DIALECTS.get(platform)
+
+    async def annotate(
+        self, paths: dict[Key, list[LineageStep]], edges: dict[str, list[FineGrainedEdge]]
+    ) -> dict[Key, list[LineageStep]]:
+        """`paths` with every step that is not a copy carrying its expression, or why it is unknown."""
+        needs = [
+            (key, i)
+            for key, steps in paths.items()
+            for i, step in enumerate(steps)
+            if i > 0 and not carries_as_is(step, self.conventions)
+        ]
+        if not needs:
+            return paths
+        queries = {(e.upstream, e.downstream): e.query for recorded in edges.values() for e in recorded if e.query}
+        wanted = {paths[key][i].dataset_urn for key, i in needs if _sql_head(paths[key][i].transform) is None}
+        views = await self._aspect(
+            sorted(wanted | {s.urn for urn in wanted for s in self.siblings.get(urn, [])}), "viewProperties"
+        )
+        statements = await self._aspect(sorted(set(queries.values())), "queryProperties")
+        out = {key: list(steps) for key, steps in paths.items()}
+        for key, i in needs:
+            previous, step = out[key][i - 1], out[key][i]
+            query = queries.get((_field(previous), _field(step)))
+            out[key][i] = self._resolve(previous, step, views, statements.get(query or ""), query)
+        return out
+
+    async def _aspect(self, urns: list[str], aspect: str) -> dict[str, dict[str, Any]]:
+        found = await self.reader.sdk_aspects(urns, [aspect]) if urns else {}
+        return {urn: value[aspect] for urn, value in found.items() if value.get(aspect)}  # type: ignore[misc]
+
+    def _resolve(
+        self,
+        previous: LineageStep,
+        step: LineageStep,
+        views: dict[str, dict[str, Any]],
+        statement: dict[str, Any] | None,
+        query: str | None,
+    ) -> LineageStep:
+        dialect = self.dialect(step.dataset_urn)
+        text = _sql_head(step.transform)
+        candidates: list[tuple[str, str]] = []  # (where, sql)
+        if statement:
+            candidates.append((f"query {query}", str((statement.get("statement") or {}).get("value") or "")))
+        for urn in [step.dataset_urn, *(s.urn for s in self.siblings.get(step.dataset_urn, []))]:
+            logic = (views.get(urn) or {}).get("viewLogic")
+            if logic:
+                candidates.append((f"viewProperties of {urn}", str(logic)))
+        problems: list[str] = []
+        if text is not None:
+            try:
+                parsed = _from_transform(text, dialect)
+            except SqlUnreadable as exc:
+                return step.model_copy(update={"unknown": str(exc)})
+            return self._matched(previous, step, parsed, "the edge's transformOperation", problems)
+        for where, sql in candidates:
+            columns = self._columns(sql, dialect)
+            if isinstance(columns, str):
+                problems.append(f"{where}: {columns}")
+                continue
+            expression = columns.columns.get(step.column) or columns.columns.get(step.column.lower())
+            if expression is None:
+                why = columns.unreadable.get(step.column.lower()) or columns.unreadable.get("*") or "not an output"
+                problems.append(f"{where}: column {step.column}: {why}")
+                continue
+            resolved = self._matched(previous, step, expression, where, problems)
+            if resolved.expression is not None:
+                return resolved
+        looked = "; ".join(problems) or (
+            "the edge records no transform, and neither a query, nor viewProperties on the dataset or its dbt "
+            "node hold the SQL that built it"
+        )
+        return step.model_copy(update={"unknown": f"transform of {step.column} unknown: {looked}"})
+
+    def _matched(
+        self, previous: LineageStep, step: LineageStep, expression: ColumnExpression, where: str, problems: list[str]
+    ) -> LineageStep:
+        source = find_upstream(expression, dataset_parts(previous.dataset_urn)[1], previous.column)
+        if source is None:
+            problems.append(f"{where}: {step.column} = {expression.sql} does not read {previous.column}")
+            if where == "the edge's transformOperation":
+                return step.model_copy(update={"unknown": problems[-1]})
+            return step
+        return step.model_copy(
+            update={
+                "expression": expression.sql,
+                "expression_input": source,
+                "expression_from": where,
+                "dialect": expression.dialect,
+            }
+        )
+
+    def _columns(self, sql: str, dialect: str | None) -> SqlColumns | str:
+        key = (sql, dialect)
+        if key not in self._parsed:
+            try:
+                self._parsed[key] = column_expressions(sql, dialect=dialect)
+            except SqlUnreadable as exc:
+                self._parsed[key] = f"SQL unreadable ({exc})"
+        return self._parsed[key]
+
+
+def step_expression(step: LineageStep) -> ColumnExpression:
+    """The step's stored expression, parsed again (discovery results cross processes and checkpoints as text)."""
+    assert step.expression is not None
+    return ColumnExpression.of(step.column, sqlglot.parse_one(step.expression, read=step.dialect), step.dialect)
+
+
+def _field(step: LineageStep) -> str:
+    return f"urn:li:schemaField:({step.dataset_urn},{step.column})"
