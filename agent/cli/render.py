@@ -35,6 +35,7 @@ def render_result(result: AssessmentResult) -> str:
         lines.append(f"\n{model.name}: {model.verdict}")
         if model.experiment:
             lines.append(f"  change: {model.experiment.mutation}; {model.experiment.rows_changed} rows changed")
+            lines += [f"  carried through SQL: {d}" for d in model.experiment.derivation]
         if model.metrics:
             lines.append(f"  {metrics_line(model.metrics)}")
             if model.metrics.segments is not None:

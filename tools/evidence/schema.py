@@ -86,7 +86,8 @@ class ExperimentRecord(BaseModel):
     rows: int
     rows_changed: int
     feature_column: str
-    mutation: str  # human description
+    mutation: str  # human description: what each changed column underwent
+    derivation: list[str] = []  # how the planned change was carried through SQL to these columns, when it was
     baseline_cached: bool
     predict_calls: int
     value_class_rows: int = 0

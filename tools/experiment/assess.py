@@ -50,9 +50,11 @@ def run_model(
     # unchanged, and the same artifact always decides the same task unless a binding key overrides it).
     data_key = prepared.data_key if task.task == "binary" else f"{prepared.data_key}:{task.task}"
     measuring = policy or load_policy().policy
+    mutations = {c: prepared.mutations.get(c, mutation) for c in prepared.feature_columns}  # carried through SQL
+    mutation = mutations[column]
     try:
         for extra_column in prepared.feature_columns[1:]:  # same seed: the same rows change in every copy
-            frame = frame.assign(**{extra_column: apply_mutation(frame[extra_column], mutation)})
+            frame = frame.assign(**{extra_column: apply_mutation(frame[extra_column], mutations[extra_column])})
         outcome, groups = alongside(
             lambda: run_experiment(
                 pipeline=prepared.pipeline,
@@ -84,7 +86,8 @@ def run_model(
         rows=len(frame),
         rows_changed=outcome.rows_changed,
         feature_column=column,
-        mutation=mutation.describe(column),
+        mutation="; ".join(mutations[c].describe(c) for c in prepared.feature_columns),
+        derivation=prepared.derivations,
         baseline_cached=outcome.baseline_cached,
         predict_calls=outcome.mutated.predict_calls,
         value_class_rows=outcome.mutated.value_class_rows,

@@ -9,7 +9,7 @@ mapping on a numeric column) raises PlanError so the caller can refuse it before
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,13 @@ from policies.engine import Reason, Verdict
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.evidence.schema import ModelEvidence, SamplingRecord
 from tools.experiment.binding import BindingError, ModelBinding
+from tools.experiment.carry import carry
 from tools.experiment.loading import EXTRA_SEGMENT_COLUMNS, expected_columns, load_eval_sample, load_verified_pipeline
 from tools.experiment.locate import resolve_binding
 from tools.experiment.model_evidence import binding_record, incomplete_evidence
 from tools.experiment.sampling import SampleSpec
 from tools.experiment.task import TaskDecision, decide_task
-from tools.mutations import Kind, Mutation, check_compatible
+from tools.mutations import Kind, Mutation, PlanError, check_compatible
 from tools.settings import load_settings
 
 CATALOG_KINDS: dict[str, Kind] = {
@@ -57,6 +58,9 @@ class PreparedModel:
     path: list[LineageStep]
     task: TaskDecision
     sampling: SamplingRecord | None = None  # None: `frame` holds every row of the evaluation data
+    # What each feature column undergoes: the plan's mutation carried along its lineage path (carry.py), and how.
+    mutations: dict[str, Mutation] = field(default_factory=dict)
+    derivations: list[str] = field(default_factory=list)
 
     @property
     def segment_columns(self) -> list[str]:
@@ -98,9 +102,9 @@ def prepare_model(
             "is unknown; record column-level lineage (fineGrainedLineages) in DataHub",
             lineage_path=path,
         )
-    untransformed = _non_identity(model, features)
-    if untransformed is not None:
-        return untransformed
+    carried_features = carry(mutation, features)
+    if carried_features.refusal is not None:
+        return _not_carried(model, carried_features.refusal, features)
     try:
         binding = resolve_binding(model.custom_properties, base_dir)
     except BindingError as exc:
@@ -153,12 +157,30 @@ def prepare_model(
             task=task.task,
             task_basis=task.basis,
         )
-    untransformed = _non_identity(model, used_runs)
-    if untransformed is not None:
-        return untransformed
+    carried = carry(mutation, features + used_runs)
+    if carried.refusal is not None:
+        return _not_carried(model, carried.refusal, used_runs)
     links = features + used_runs
     path = links[0].path
-    feature_columns = sorted({f.column for f in links})
+    if not carried.mutations:
+        reason = Reason(
+            code="change_not_carried",
+            severity=Verdict.PASS,
+            message=f"the change cannot alter what this model reads ({'; '.join(carried.explanations)})",
+        )
+        return ModelEvidence(
+            urn=model.urn,
+            name=model.name,
+            verdict=Verdict.PASS,
+            reasons=[reason],
+            lineage_path=path,
+            binding=record,
+            owners=model.owners,
+            production_marker=model.production_evidence,
+            task=task.task,
+            task_basis=task.basis,
+        )
+    feature_columns = sorted(carried.mutations)
     input_columns = declared or [c for c in frame.columns if c != binding.label_column]
     missing = [c for c in set(input_columns) | set(feature_columns) if c not in frame.columns]
     if missing:
@@ -182,7 +204,21 @@ def prepare_model(
             **known,
         )
     for column in feature_columns:
-        check_compatible(mutation, frame[column])  # PlanError here is the caller's to refuse
+        derived = carried.mutations[column]
+        if derived == mutation:
+            check_compatible(derived, frame[column])  # PlanError here is the caller's to refuse
+            continue
+        try:  # a change derived through SQL that does not fit the data: this model only, not the plan
+            check_compatible(derived, frame[column])
+        except PlanError as exc:
+            return incomplete_evidence(
+                model,
+                "derived_change_unfit",
+                f"{'; '.join(carried.explanations)}; but {exc}",
+                lineage_path=path,
+                binding=record,
+                **known,
+            )
     return PreparedModel(
         model=model,
         binding=binding,
@@ -194,25 +230,18 @@ def prepare_model(
         path=path,
         task=task,
         sampling=data.sampling,
+        mutations=carried.mutations,
+        derivations=carried.explanations,
     )
 
 
-def _non_identity(model: AffectedModel, links: list[AffectedFeature]) -> ModelEvidence | None:
-    for link in links:
-        if link.non_identity_transforms:
-            return incomplete_evidence(
-                model,
-                "non_identity_transform",
-                f"the field reaches {link.column} ({_via(link)}) through transform(s) "
-                f"{', '.join(link.non_identity_transforms)}; the mutation cannot be propagated "
-                "faithfully, so this model was not tested",
-                lineage_path=link.path,
-            )
-    return None
-
-
-def _via(link: AffectedFeature) -> str:
-    return f"feature {link.name}" if link.link == "feature" else f"training run {link.urn}"
+def _not_carried(model: AffectedModel, refusal: str, links: list[AffectedFeature]) -> ModelEvidence:
+    return incomplete_evidence(
+        model,
+        "non_identity_transform",
+        f"{refusal}; so this model was not tested",
+        lineage_path=links[0].path if links else [],
+    )
 
 
 def _binding_advice(message: str, runs: list[AffectedFeature]) -> str:
