@@ -80,3 +80,28 @@ def postgres_cluster() -> Iterator[Cluster]:
 def postgres_url(postgres_cluster: Cluster) -> str:
     """The URL of a new, empty database on the session's PostgreSQL server (one per test)."""
     return postgres_cluster.create_database()
+
+
+# ---------------------------------------------------------------------------------------------------- the dbt world
+if TYPE_CHECKING:
+    from tests.realworld.dbt_world import DbtWorld
+
+
+@pytest.fixture(scope="session")
+def dbt_world(tmp_path_factory: pytest.TempPathFactory, postgres_cluster: Cluster) -> DbtWorld:
+    """A world on the dbt stack (tests/realworld/dbt_world.py): raw.claims in the session's PostgreSQL server, the
+    real dbt CLI, MLflow, and DataHub's postgres, dbt and mlflow sources into two Lite catalogs (`lite`, `rest`);
+    built once per session (~55 s; the first run ever also installs the dbt CLI into .venv/dbt-cli, ~40 s).
+    Read-only: use ``dbt_world_copy`` to write."""
+    from tests.realworld.dbt_world import build_dbt_world
+
+    return build_dbt_world(tmp_path_factory.mktemp("dbt-world"), postgres_cluster)
+
+
+@pytest.fixture
+def dbt_world_copy(dbt_world: DbtWorld, tmp_path: Path) -> DbtWorld:
+    """A private, writable copy of ``dbt_world``'s files (both catalogs, MLflow store and artifacts, CSVs, the dbt
+    project); the PostgreSQL database stays shared (read it, do not change it)."""
+    from tests.realworld.dbt_world import copy_dbt_world
+
+    return copy_dbt_world(dbt_world, tmp_path / "dbt-world")
