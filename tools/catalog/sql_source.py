@@ -132,9 +132,12 @@ class SqlSource:
         if statement:
             candidates.append((f"query {query}", str((statement.get("statement") or {}).get("value") or "")))
         for urn in [step.dataset_urn, *(s.urn for s in self.siblings.get(step.dataset_urn, []))]:
-            logic = (views.get(urn) or {}).get("viewLogic")
-            if logic:
-                candidates.append((f"viewProperties of {urn}", str(logic)))
+            # dbt's source writes its raw Jinja to viewLogic and the compiled SQL to formattedViewLogic; a
+            # warehouse view has only viewLogic. Compiled first, the raw text as a fall-back.
+            view = views.get(urn) or {}
+            for key in ("formattedViewLogic", "viewLogic"):
+                if view.get(key):
+                    candidates.append((f"viewProperties.{key} of {urn}", str(view[key])))
         problems: list[str] = []
         if text is not None:
             try:

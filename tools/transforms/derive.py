@@ -1,0 +1,89 @@
+"""What a downstream column undergoes when an upstream column it is computed from undergoes a mutation: the same
+rows (the original's fraction and seed), a mutation derived exactly through the column's SQL expression, or a
+refusal that quotes the expression. `compose` follows a lineage path hop by hop.
+
+Identities pass every mutation unchanged: the bare column, a rename, and a lossless cast (to a floating type or
+unparameterised NUMERIC/DECIMAL for numeric operators; to TEXT or VARCHAR without a length for string ones). A cast
+to an integer type rounds, so it is no identity. Everything else is one reader per operator (readers.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from tools.mutations.operators import Mutation
+from tools.transforms.expressions import ColumnExpression
+from tools.transforms.nodes import CastKind, is_source, peel, short_sql
+from tools.transforms.readers import READERS, Refused, describe
+
+NON_IDENTITY = "non_identity_transform"
+"""The `code` of a refusal: the expression is not one the mutation can be carried through exactly."""
+
+_CAST_KIND: dict[str, CastKind] = {
+    "scale": "numeric", "shift": "numeric", "sign_flip": "numeric", "round": "numeric", "clip": "numeric",
+    "noise": "numeric", "cyclic_shift": "numeric", "category_remap": "string", "unseen_category": "string",
+    "null_inject": "any", "shuffle": "any",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Derivation:
+    mutation: Mutation | None
+    """What the output column undergoes on the same rows; None when refused or unchanged."""
+    identity: bool
+    """The mutation passes as it is (every hop a bare column, a rename or a lossless cast)."""
+    unchanged: bool
+    """The mutation provably cannot alter the output column."""
+    explanation: str
+    code: str | None = None
+    """NON_IDENTITY for a refusal; None otherwise."""
+
+    @property
+    def refused(self) -> bool:
+        return self.mutation is None and not self.unchanged
+
+
+def _cast_kind(mutation: Mutation) -> CastKind:
+    if mutation.op != "constant":
+        return _CAST_KIND[mutation.op]
+    value = mutation.model_dump()["value"]
+    return "none" if isinstance(value, bool) else "string" if isinstance(value, str) else "numeric"
+
+
+def _refused(what: str, where: str, reason: str) -> Derivation:
+    return Derivation(None, False, False, f"cannot carry {what} through {where}: {reason}", NON_IDENTITY)
+
+
+def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, str]) -> Derivation:
+    """The mutation the output column `expression.output` undergoes when `source` (one of `expression.upstream`,
+    or of `expression.row_columns`) undergoes `mutation`; raises ValueError when the statement does not read it.
+    A source that also picks or matches rows (WHERE, JOIN, ...) is refused: the change alters which rows exist."""
+    if source not in expression.upstream | expression.row_columns:
+        raise ValueError(f"{expression.output} = {expression.sql} does not read {source[0]}.{source[1]}")
+    output, what = expression.output, describe(mutation)
+    where = f"{output} = {short_sql(expression.expression, expression.dialect)}"
+    if source in expression.row_columns:
+        rows = f"the SQL also picks or matches rows by {source[1]} (WHERE, JOIN, QUALIFY or LIMIT)"
+        return _refused(what, where, f"{rows}: the change alters which rows exist")
+    if is_source(peel(expression.expression, _cast_kind(mutation)), source):
+        return Derivation(mutation, True, False, f"{output}: {what} (identity) because {where}")
+    try:
+        outcome = READERS[mutation.op](mutation, expression.expression, source)
+    except Refused as exc:
+        return _refused(what, where, str(exc))
+    if outcome.mutation is None:
+        return Derivation(None, False, True, f"{output}: unchanged by {what} because {where}: {outcome.note}")
+    note = f" ({outcome.note})" if outcome.note else ""
+    return Derivation(outcome.mutation, False, False, f"{output}: {describe(outcome.mutation)} because {where}{note}")
+
+
+def compose(mutation: Mutation, steps: list[tuple[ColumnExpression, tuple[str, str]]]) -> Derivation:
+    """Derive hop by hop along a lineage path (each step: the next column's expression and which of its upstream
+    columns the previous hop's column is); stops at the first refusal or unchanged column."""
+    current, identity, explanations = mutation, True, []
+    for expression, source in steps:
+        step = derive(current, expression, source)
+        explanations.append(step.explanation)
+        if step.mutation is None:
+            return replace(step, identity=False, explanation="; then ".join(explanations))
+        current, identity = step.mutation, identity and step.identity
+    return Derivation(current, identity, False, "; then ".join(explanations) or f"{describe(mutation)} (no step)")

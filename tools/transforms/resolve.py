@@ -1,0 +1,248 @@
+"""Resolving a query's output columns to expressions over base-table columns: CTEs and subqueries are inlined,
+`SELECT *` expands through them (and through a base table when a schema lists its columns), every column reference
+becomes an `exp.Column` qualified with the base table it reads. What cannot be followed exactly (aggregates, window
+functions, set operations, lateral joins, ambiguous or unknown columns) is an `Unreadable` with the reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from tools.transforms.nodes import column_key, dotted, normalise
+from tools.transforms.sources import BaseTable, Env, Opaque, Relation, Resolved, Source, Unreadable
+
+
+def _all(relation: Relation, reason: str) -> Relation:
+    return Relation(tuple((name, Unreadable(reason)) for name, _ in relation.columns))
+
+
+def resolve_query(query: exp.Expr, env: Env) -> Relation:
+    env = _with_ctes(query, env)
+    if isinstance(query, exp.Subquery):
+        return resolve_query(query.this, env)
+    if isinstance(query, exp.SetOperation):
+        left = resolve_query(query.left, env)
+        kind = type(query).__name__.upper()
+        return _all(left, f"a set operation ({kind}) combines the rows of several queries")
+    if isinstance(query, exp.Select):
+        return _resolve_select(query, env)
+    return Relation((), (Opaque(f"a {type(query).__name__} query"),))
+
+
+def _with_ctes(query: exp.Expr, env: Env) -> Env:
+    with_ = query.args.get("with_")
+    if not isinstance(with_, exp.With):
+        return env
+    ctes = dict(env.ctes)
+    for cte in with_.expressions:
+        name = normalise(cte.args["alias"].this)
+        inner = Env(env.schema, ctes)
+        relation = resolve_query(cte.this, inner)
+        if with_.args.get("recursive"):
+            relation = _all(relation, "a recursive CTE")
+        ctes[name] = _renamed(relation, cte.args["alias"])
+    return Env(env.schema, ctes)
+
+
+def _renamed(source: Source, alias: exp.Expr | None) -> Source:
+    """Apply `alias(a, b, ...)` column names to a source, by position."""
+    names = [normalise(i) for i in alias.args.get("columns") or []] if isinstance(alias, exp.TableAlias) else []
+    if not names:
+        return source
+    if not isinstance(source, Relation) or source.open:
+        return Opaque("a source renamed by a column alias list whose columns are unknown")
+    columns = list(source.columns)
+    renamed = [(new, value) for new, (_, value) in zip(names, columns, strict=False)]
+    return Relation(tuple(renamed + columns[len(names) :]))
+
+
+def _source(node: exp.Expr, env: Env) -> tuple[str, Source]:
+    alias = node.args.get("alias")
+    alias_name = normalise(alias.this) if isinstance(alias, exp.TableAlias) and alias.this else None
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+        parts = [part for part in node.parts if isinstance(part, exp.Identifier)]
+        name = dotted(parts)
+        cte = env.ctes.get(name) if len(parts) == 1 else None
+        source: Source = cte if cte is not None else BaseTable(tuple(parts), env.table_columns(name))
+        return alias_name or normalise(parts[-1]), _renamed(source, alias)
+    if isinstance(node, exp.Subquery):
+        return alias_name or "", _renamed(resolve_query(node.this, env), alias)
+    what: dict[type[exp.Expr], str] = {exp.Lateral: "a lateral join", exp.Unnest: "UNNEST", exp.Values: "VALUES",
+                                       exp.Table: "a table function"}  # fmt: skip
+    return alias_name or "", Opaque(what.get(type(node), f"a {type(node).__name__} in FROM"))
+
+
+@dataclass
+class FromClause:
+    sources: list[tuple[str, Source]] = field(default_factory=list)
+    merged: dict[str, Resolved] = field(default_factory=dict)
+    """Columns a JOIN ... USING merges, by name: the left side's for INNER/LEFT joins."""
+
+
+def _from_clause(select: exp.Select, env: Env) -> FromClause:
+    clause = FromClause()
+    from_ = select.args.get("from_")
+    if isinstance(from_, exp.From):
+        clause.sources.append(_source(from_.this, env))
+    for join in select.args.get("joins") or []:
+        alias, source = _source(join.this, env)
+        if join.method == "NATURAL":
+            source = Opaque("a NATURAL JOIN (columns matched by name)")
+        for identifier in join.args.get("using") or []:
+            name = normalise(identifier) if isinstance(identifier, exp.Identifier) else identifier.name.lower()
+            if join.side in ("RIGHT", "FULL"):
+                clause.merged[name] = Unreadable(f"{join.side} JOIN USING ({name}) merges both sides' {name}")
+            else:
+                clause.merged[name] = _resolve_column(exp.column(name), FromClause(list(clause.sources)))
+        clause.sources.append((alias, source))
+    return clause
+
+
+def _select_reason(select: exp.Select) -> str | None:
+    if select.args.get("group"):
+        return "the SELECT groups rows (GROUP BY)"
+    if select.args.get("distinct"):
+        return "SELECT DISTINCT merges rows"
+    for projection in select.expressions:
+        for agg in projection.find_all(exp.AggFunc):
+            if agg.find_ancestor(exp.Window, exp.Select) is select:  # not a window's, nor a subquery's
+                return f"the SELECT aggregates rows ({agg.sql()})"
+    return None
+
+
+def _resolve_select(select: exp.Select, env: Env) -> Relation:
+    clause = _from_clause(select, env)
+    reason = _select_reason(select)
+    columns: list[tuple[str, Resolved]] = []
+    open_: list[Source] = []
+    for projection in select.expressions:
+        star: exp.Expr | None = projection if isinstance(projection, exp.Star) else None
+        if isinstance(projection, exp.Column) and projection.is_star:
+            star = projection
+        if star is None:
+            name = _output_name(projection)
+            columns.append((name, Unreadable(reason) if reason else _resolve_expr(projection.unalias(), clause)))
+            continue
+        for source in _star_sources(star, clause):
+            if isinstance(source, Relation):
+                columns.extend(source.columns)
+                open_.extend(source.open)
+            elif isinstance(source, BaseTable) and source.columns is not None:
+                columns.extend((normalise(c), _lookup(source, c)) for c in source.columns)
+            else:
+                open_.append(source)
+    if reason:
+        unreadable = tuple((name, Unreadable(reason)) for name, _ in columns)
+        return Relation(unreadable, (Opaque(reason),) if open_ else ())
+    return Relation(tuple(columns), tuple(open_), _row_columns(select, clause))
+
+
+def _row_columns(select: exp.Select, clause: FromClause) -> frozenset[tuple[str, str]]:
+    """The base columns this SELECT (or a source it reads) picks or matches rows by."""
+    found = {key for _, source in clause.sources if isinstance(source, Relation) for key in source.row_columns}
+    conditions = [select.args.get(key) for key in ("where", "qualify", "having")]
+    conditions += [join.args.get("on") for join in select.args.get("joins") or []]
+    if select.args.get("limit") or select.args.get("offset"):
+        conditions.append(select.args.get("order"))
+    columns = [c for node in conditions if node is not None for c in node.find_all(exp.Column)]
+    columns += [exp.column(name, table=alias) for alias, _ in clause.sources for name in clause.merged if alias]
+    for column in columns:
+        if column.find_ancestor(exp.Select) in (select, None):  # not a subquery's own columns
+            resolved = _resolve_column(column, clause)
+            if not isinstance(resolved, Unreadable):
+                found |= {column_key(c) for c in resolved.find_all(exp.Column)}
+    return frozenset(found)
+
+
+def _star_sources(star: exp.Expr, clause: FromClause) -> list[Source]:
+    inner = star.find(exp.Star)
+    if inner is not None and any(inner.args.get(key) for key in ("except_", "replace", "rename", "ilike")):
+        return [Opaque("SELECT * with EXCEPT/REPLACE/RENAME")]
+    if clause.merged:
+        return [Opaque("SELECT * over a JOIN ... USING")]
+    if isinstance(star, exp.Column):
+        qualifier = normalise(star.args["table"]) if star.args.get("table") else ""
+        found = [source for alias, source in clause.sources if alias == qualifier]
+        return found[:1] or [Opaque(f"unknown table {qualifier}")]
+    return [source for _, source in clause.sources]
+
+
+def _output_name(projection: exp.Expr) -> str:
+    if isinstance(projection, exp.Alias):
+        return normalise(projection.args["alias"])
+    node = projection
+    while isinstance(node, exp.Cast):
+        node = node.this
+    if isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
+        return normalise(node.this)
+    return projection.sql()
+
+
+def _lookup(source: Source, name: str) -> Resolved:
+    found = source.lookup(name)
+    return Unreadable(f"no column {name}") if found is None else found
+
+
+def _has(source: Source, name: str) -> bool | None:
+    """Whether the source has the column: True, False, or None when its columns are not (all) known."""
+    if isinstance(source, Relation):
+        return True if any(key == name for key, _ in source.columns) else (None if source.open else False)
+    if isinstance(source, BaseTable) and source.columns is not None:
+        return name.lower() in (column.lower() for column in source.columns)
+    return None
+
+
+def _resolve_column(column: exp.Column, clause: FromClause) -> Resolved:
+    name = normalise(column.this) if isinstance(column.this, exp.Identifier) else column.name
+    qualifier = [normalise(p) for p in column.parts[:-1] if isinstance(p, exp.Identifier)]
+    if qualifier:
+        named = [s for alias, s in clause.sources if len(qualifier) == 1 and alias == qualifier[0]]
+        named += [
+            s
+            for _, s in clause.sources
+            if isinstance(s, BaseTable) and s.name.split(".")[-len(qualifier) :] == qualifier
+        ]
+        if not named:
+            return Unreadable(f"no table {'.'.join(qualifier)} in FROM")
+        return _lookup(named[0], name)
+    if name in clause.merged:
+        return clause.merged[name]
+    known = [source for _, source in clause.sources if _has(source, name)]
+    maybe = [source for _, source in clause.sources if _has(source, name) is None]
+    if len(known) == 1:
+        return _lookup(known[0], name)
+    if len(known) > 1 or len(maybe) > 1:
+        return Unreadable(
+            f"column {name} is ambiguous: several tables in FROM may hold it (qualify it or pass a schema)"
+        )
+    if maybe:
+        return _lookup(maybe[0], name)
+    return Unreadable(f"no column {name} in FROM")
+
+
+def _resolve_expr(node: exp.Expr, clause: FromClause) -> Resolved:
+    window = node.find(exp.Window)
+    if window is not None:
+        return Unreadable(f"a window function ({window.sql()})")
+    if node.find(exp.Subquery, exp.Select, exp.Exists) is not None:
+        return Unreadable("a subquery in the expression")
+    result = node.copy()
+    for column in list(result.find_all(exp.Column)):
+        if column.is_star:
+            return Unreadable(f"{column.sql()} inside an expression")
+        resolved = _resolve_column(column, clause)
+        if isinstance(resolved, Unreadable):
+            return Unreadable(f"{column.sql()}: {resolved.reason}")
+        replacement = resolved.copy()
+        if _needs_parentheses(column, replacement):
+            replacement = exp.Paren(this=replacement)
+        if column is result:
+            return replacement
+        column.replace(replacement)
+    return result
+
+
+def _needs_parentheses(column: exp.Column, replacement: exp.Expr) -> bool:
+    operator = (exp.Binary, exp.Neg, exp.Not)
+    return isinstance(column.parent, operator) and isinstance(replacement, operator)

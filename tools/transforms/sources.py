@@ -1,0 +1,99 @@
+"""What a FROM clause reads, for the resolver: a base table (its columns known from a schema, or not), the output
+of a CTE or subquery (`Relation`), or something not followed (`Opaque`: a lateral join, UNNEST, VALUES, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from tools.transforms.nodes import dotted
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    reason: str
+
+
+Resolved = exp.Expr | Unreadable
+
+
+@dataclass(frozen=True)
+class BaseTable:
+    parts: tuple[exp.Identifier, ...]
+    """catalog, db, table as written (the qualifier of the columns it gives)."""
+    columns: tuple[str, ...] | None
+    """From the schema; None when it is not known."""
+
+    @property
+    def name(self) -> str:
+        return dotted(list(self.parts))
+
+    def lookup(self, name: str) -> Resolved | None:
+        if self.columns is not None:
+            known = {column.lower(): column for column in self.columns}
+            if name.lower() not in known:
+                return None
+            name = known[name.lower()]
+        qualifier = dict(zip(("catalog", "db", "table")[3 - len(self.parts) :], self.parts, strict=True))
+        copies = {key: part.copy() for key, part in qualifier.items()}
+        return exp.Column(this=exp.Identifier(this=name, quoted=name != name.lower()), **copies)
+
+
+@dataclass(frozen=True)
+class Opaque:
+    reason: str
+
+    def lookup(self, name: str) -> Resolved | None:
+        return Unreadable(f"column {name} comes from {self.reason}")
+
+
+@dataclass(frozen=True)
+class Relation:
+    """The output columns of a query, CTE or subquery, in order."""
+
+    columns: tuple[tuple[str, Resolved], ...]
+    open: tuple[Source, ...] = ()
+    """Sources whose `*` went through without known columns: a name not listed may come from them."""
+    row_columns: frozenset[tuple[str, str]] = frozenset()
+    """Base columns that decide which rows there are (WHERE, JOIN ON/USING, QUALIFY, ORDER BY with LIMIT), here
+    or in the sources it reads."""
+
+    def lookup(self, name: str) -> Resolved | None:
+        for key, value in self.columns:
+            if key == name:
+                return value
+        if len(self.open) == 1:
+            return self.open[0].lookup(name)
+        if self.open:
+            return Unreadable(f"column {name} may come from any of several SELECT * sources (pass a schema)")
+        return None
+
+    def open_reason(self) -> str:
+        tables = [source.name for source in self.open if isinstance(source, BaseTable)]
+        others = [source.reason for source in self.open if isinstance(source, Opaque)]
+        reasons = [f"SELECT * from {', '.join(tables)}: its columns are unknown without a schema"] if tables else []
+        return "; ".join(reasons + [f"SELECT * through {reason}" for reason in others])
+
+
+Source = BaseTable | Opaque | Relation
+
+
+@dataclass(frozen=True)
+class Env:
+    schema: Mapping[str, list[str]]
+    ctes: dict[str, Source] = field(default_factory=dict)
+
+    def table_columns(self, name: str) -> tuple[str, ...] | None:
+        wanted = name.lower().split(".")
+        matches = []
+        for key, columns in self.schema.items():
+            parts = key.lower().split(".")
+            shorter = min(len(parts), len(wanted))
+            if parts[-shorter:] == wanted[-shorter:]:
+                matches.append((len(parts) == len(wanted) and parts == wanted, tuple(columns)))
+        exact = [columns for is_exact, columns in matches if is_exact]
+        if exact:
+            return exact[0]
+        return matches[0][1] if len(matches) == 1 else None
