@@ -25,7 +25,7 @@ from tools.experiment.model_evidence import binding_record, incomplete_evidence
 from tools.experiment.overlap import alongside
 from tools.experiment.prepare import PreparedModel
 from tools.experiment.runner import BaselineCache, BaselineFailure, ExperimentOutcome, run_experiment
-from tools.mutations import Mutation, MutationTypeError, PlanError, apply_mutation
+from tools.mutations import Mutation, MutationTypeError, PlanError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,8 +53,6 @@ def run_model(
     mutations = {c: prepared.mutations.get(c, mutation) for c in prepared.feature_columns}  # carried through SQL
     mutation = mutations[column]
     try:
-        for extra_column in prepared.feature_columns[1:]:  # same seed: the same rows change in every copy
-            frame = frame.assign(**{extra_column: apply_mutation(frame[extra_column], mutations[extra_column])})
         outcome, groups = alongside(
             lambda: run_experiment(
                 pipeline=prepared.pipeline,
@@ -66,6 +64,8 @@ def run_model(
                 cache=cache,
                 cache_key=(binding.artifact_sha256, data_key),
                 task=task,
+                # same seed: the same rows change in every column the change reaches
+                other_mutations={c: mutations[c] for c in prepared.feature_columns[1:]},
             ),
             lambda: _segment_groups(prepared, measuring),
         )

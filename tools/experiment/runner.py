@@ -241,7 +241,11 @@ def run_experiment(
     cache_key: tuple[str, str],
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     task: TaskDecision = BINARY,
+    other_mutations: dict[str, Mutation] | None = None,
 ) -> ExperimentOutcome:
+    """Baseline scores on `frame` as given, and scores with `mutation` applied to `feature_column` and each of
+    `other_mutations` to its column (a change carried into several model inputs), all on a copy: the baseline,
+    which is cached, never sees a mutated value."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
 
@@ -261,17 +265,22 @@ def run_experiment(
     timings["baseline"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    original = frame[feature_column]
-    check_compatible(mutation, original)
-    mutated_column = apply_mutation(original, mutation)
-    mutated_frame = frame.assign(**{feature_column: mutated_column})  # a new frame; the input is untouched
-    suspects = changed_rows(original, mutated_column)
+    changes = {feature_column: mutation, **(other_mutations or {})}
+    mutated_columns: dict[str, pd.Series] = {}
+    suspects = np.zeros(len(frame), dtype=bool)
+    missing = np.zeros(len(frame), dtype=bool)
+    for name, change in changes.items():
+        original = frame[name]
+        check_compatible(change, original)
+        mutated_columns[name] = mutated_column = apply_mutation(original, change)
+        suspects |= changed_rows(original, mutated_column)
+        missing |= mutated_column.isna().to_numpy()
+        if pd.api.types.is_numeric_dtype(mutated_column.dtype):
+            missing |= ~np.isfinite(mutated_column.to_numpy(dtype=np.float64, na_value=np.nan))
+    mutated_frame = frame.assign(**mutated_columns)  # a new frame; the input (and so the baseline) is untouched
     timings["mutate"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    missing = mutated_column.isna().to_numpy().copy()
-    if pd.api.types.is_numeric_dtype(mutated_column.dtype):
-        missing |= ~np.isfinite(mutated_column.to_numpy(dtype=np.float64, na_value=np.nan))
     mutated = score_frame(
         pipeline,
         mutated_frame,

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from policies.metrics import Task
 from tools.experiment.binding import (
     ARTIFACT_SHA256,
     ARTIFACT_URI,
@@ -32,7 +33,6 @@ from tools.experiment.binding import (
 from tools.experiment.loading import (
     check_label,
     expected_columns,
-    load_eval_data,
     load_verified_pipeline,
     read_artifact_bytes,
     read_table,
@@ -40,6 +40,7 @@ from tools.experiment.loading import (
     unpickle_pipeline,
 )
 from tools.experiment.locate import is_local_uri, locate_artifact, locate_file, resolve_binding
+from tools.experiment.task import TaskDecision, check_labels, decide_task
 from tools.registry.mlflow_registry import (
     ALIASES_TAG,
     EVAL_CONTEXTS,
@@ -92,7 +93,7 @@ def propose(registry: MlflowRegistry, ref: ModelRef, options: BindOptions, cwd: 
             raise RegistryError(f"cannot bind {version.name} version {version.version}: {exc}") from exc
     label, label_note = _label(options.label, frame, inputs, eval_uri)
     try:
-        check_label(frame, label, eval_uri)
+        decision = _checked_task(pipeline, frame, label, eval_uri)
     except BindingError as exc:
         raise RegistryError(f"cannot bind {version.name} version {version.version}: {exc}") from exc
     if inputs is not None:
@@ -103,10 +104,8 @@ def propose(registry: MlflowRegistry, ref: ModelRef, options: BindOptions, cwd: 
                 f"model's input column(s) {', '.join(absent)} (it has {', '.join(map(str, frame.columns))}); "
                 "pass --eval-data with data that holds every input"
             )
-    positives = int(frame[label].sum())
     findings.append(
-        f"{eval_note}: {len(frame)} rows; label {label!r} ({label_note}): {positives} positive, "
-        f"{len(frame) - positives} negative"
+        f"{eval_note}: {len(frame)} rows; label {label!r} ({label_note}): {_label_counts(decision, frame[label])}"
     )
     if inputs is None:
         findings.append(
@@ -152,12 +151,13 @@ def _artifact(version: ModelVersionInfo, cwd: Path, cache: Path) -> tuple[str, A
             errors.append(str(exc))
             continue
         digest = sha256_bytes(data)
-        pipeline = unpickle_pipeline(data, located.serialization_format, uri)  # exactly the bytes hashed
+        # exactly the bytes hashed; any task assess measures (binary, multiclass, regression: task.py decides)
+        pipeline = unpickle_pipeline(data, located.serialization_format, uri, any_task=True)
         inputs = expected_columns(pipeline)
         fmt = located.serialization_format or "joblib"
         note = (
-            f"artifact {uri} → {located.path.name} ({fmt}, sha256 {digest[:12]}…): a {type(pipeline).__name__} "
-            f"with predict_proba; inputs {', '.join(inputs) if inputs else 'not recorded'}"
+            f"artifact {uri} → {located.path.name} ({fmt}, sha256 {digest[:12]}…): a {type(pipeline).__name__}, "
+            f"{decide_task(pipeline).basis}; inputs {', '.join(inputs) if inputs else 'not recorded'}"
         )
         return uri, pipeline, digest, note
     raise BindingError("missing_artifact", "the version's model files could not be read: " + "; ".join(errors))
@@ -225,6 +225,27 @@ def _label(given: str | None, frame: pd.DataFrame, inputs: list[str] | None, whe
     )
 
 
+def _checked_task(
+    pipeline: Any, frame: pd.DataFrame, label: str, where: str, override: Task | None = None
+) -> TaskDecision:
+    """The task assess will measure the model as, with the label checked against it as assess checks it."""
+    if label not in frame.columns:
+        check_label(frame, label, where)  # raises, naming the columns the data has
+    decision = decide_task(pipeline, override)
+    check_labels(decision, frame[label], label, where)
+    return decision
+
+
+def _label_counts(decision: TaskDecision, labels: pd.Series) -> str:
+    if decision.task == "regression":
+        return f"a regression target from {labels.min():g} to {labels.max():g}"
+    if decision.task == "binary" and decision.classes is None:
+        positives = int(labels.sum())
+        return f"{positives} positive, {len(labels) - positives} negative"
+    counts = labels.value_counts().sort_index()
+    return f"{decision.task}, " + ", ".join(f"{value}: {count}" for value, count in counts.items())
+
+
 def _is_binary(values: pd.Series) -> bool:
     return bool(values.notna().all()) and set(pd.unique(values)) <= {0, 1} and values.nunique() == 2
 
@@ -274,16 +295,19 @@ def check(properties: dict[str, str], base_dir: Path, where: str) -> CheckResult
             binding = resolve_binding(properties, base_dir, cache_dir=Path(scratch))
             result.ok.append(f"artifact {properties[ARTIFACT_URI]} resolves to {binding.artifact_path}")
             pipeline = load_verified_pipeline(binding)
+            decision = decide_task(pipeline, binding.task)  # a task_mismatch is reported like assess reports it
             result.ok.append(
-                f"sha256 matches ({binding.artifact_sha256[:12]}…); a {type(pipeline).__name__} with predict_proba"
+                f"sha256 matches ({binding.artifact_sha256[:12]}…); a {type(pipeline).__name__}, {decision.basis}"
             )
-            frame, _ = load_eval_data(binding)
+            frame, _ = read_table(binding.eval_data_path)
+            _checked_task(pipeline, frame, binding.label_column, str(binding.eval_data_path), binding.task)
         except BindingError as exc:
             result.code = exc.code
             result.problems.append(f"{exc.code}: {exc}")
             return result
     result.ok.append(
-        f"evaluation data {properties[EVAL_DATA_URI]}: {len(frame)} rows, label {binding.label_column!r} is 0/1"
+        f"evaluation data {properties[EVAL_DATA_URI]}: {len(frame)} rows, label {binding.label_column!r}: "
+        f"{_label_counts(decision, frame[binding.label_column])}"
     )
     inputs = expected_columns(pipeline)
     if inputs is None:

@@ -104,12 +104,18 @@ def case_table(node: exp.Expr, source: tuple[str, str]) -> CaseTable:
     return CaseTable(outputs, _output(case.args.get("default"), source))
 
 
-def _explain_inputs(output: str, inputs: list[str]) -> str:
-    named = [repr(i) for i in inputs if i != "*"]
+def _explain_inputs(key: str, after: str, output: str, inputs: list[str]) -> str:
+    named = [repr(i) for i in inputs if i not in ("*", key)]
     if "*" in inputs:
-        return f"{output!r} is the ELSE value: every unlisted input value gives it too" + (
-            f" (and {', '.join(named)})" if named else "")  # fmt: skip
-    return f"{output!r} comes from {' and '.join(named)}: rows holding the other input would change too"
+        others = "every unlisted input value (it is the ELSE value)" + (
+            f", and from {', '.join(named)}" if named else ""
+        )
+    else:
+        others = " and ".join(named)
+    return (
+        f"only the rows holding {key!r} turn {output!r} into {after!r}, but {output!r} also comes from {others}: "
+        "a remap of the output column cannot change those rows alone"
+    )
 
 
 def remap_through_case(mapping: dict[str, str], table: CaseTable) -> dict[str, str]:
@@ -122,7 +128,7 @@ def remap_through_case(mapping: dict[str, str], table: CaseTable) -> dict[str, s
             raise NotRemappable(f"{key!r} -> {value!r} turns {before!r} into {after!r}; a remap cannot set NULL")
         inputs = table.inputs_of(before)
         if inputs != [key]:
-            raise NotRemappable(_explain_inputs(before, inputs))
+            raise NotRemappable(_explain_inputs(key, after, before, inputs))
         derived[before] = after
     return derived
 

@@ -79,11 +79,15 @@ def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, 
 def compose(mutation: Mutation, steps: list[tuple[ColumnExpression, tuple[str, str]]]) -> Derivation:
     """Derive hop by hop along a lineage path (each step: the next column's expression and which of its upstream
     columns the previous hop's column is); stops at the first refusal or unchanged column."""
-    current, identity, explanations = mutation, True, []
+    current, identity = mutation, True
+    explanations: list[str] = []
+    copies: list[str] = []
     for expression, source in steps:
         step = derive(current, expression, source)
-        explanations.append(step.explanation)
+        # A column copied under its own name says nothing a reader needs; a rename or a cast does.
+        (copies if step.identity and expression.output == source[1] else explanations).append(step.explanation)
         if step.mutation is None:
             return replace(step, identity=False, explanation="; then ".join(explanations))
         current, identity = step.mutation, identity and step.identity
-    return Derivation(current, identity, False, "; then ".join(explanations) or f"{describe(mutation)} (no step)")
+    told = explanations or copies[-1:]
+    return Derivation(current, identity, False, "; then ".join(told) or f"{describe(mutation)} (no step)")

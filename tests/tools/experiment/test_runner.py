@@ -140,6 +140,35 @@ def test_input_frame_is_not_modified(demo: Demo) -> None:
     assert frame.dtypes.equals(before.dtypes)
 
 
+def test_a_change_carried_into_two_columns_mutates_both_and_never_the_baseline(demo: Demo) -> None:
+    """One change reaching two model inputs (carried through SQL): both change in the mutated copy only, so the
+    baseline — which is cached and reused by later runs — is the untouched data's."""
+    pipeline, columns = demo.pipelines[FRAUD_DETECTOR], MODEL_FEATURES[FRAUD_DETECTOR]
+    scale = parse_mutation("scale", {"factor": 100}, fraction=0.5, seed=3)
+    nulls = parse_mutation("null_inject", {}, fraction=0.5, seed=3)
+    cache = BaselineCache()
+    outcome = run_experiment(
+        pipeline=pipeline,
+        frame=demo.frame,
+        columns=columns,
+        label_column=LABEL,
+        feature_column="txn_amount",
+        mutation=scale,
+        cache=cache,
+        cache_key=("artifact", "eval"),
+        other_mutations={"account_age_days": nulls},
+    )
+    np.testing.assert_allclose(outcome.baseline, direct_scores(pipeline, demo.frame, columns))
+    both = demo.frame.assign(
+        txn_amount=apply_mutation(demo.frame["txn_amount"], scale),
+        account_age_days=apply_mutation(demo.frame["account_age_days"], nulls),
+    )
+    np.testing.assert_allclose(outcome.mutated.scores, direct_scores(pipeline, both, columns))
+    assert outcome.rows_changed == round(0.5 * len(demo.frame))  # the same seed picks the same rows in both
+    again = demo_run(demo, FRAUD_DETECTOR, "txn_amount", scale, cache=cache)
+    assert again.baseline_cached and np.array_equal(again.baseline, outcome.baseline)
+
+
 @pytest.mark.parametrize(
     ("model", "column", "op", "params", "fraction"),
     [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from tests.realworld.world import RealWorld
@@ -82,7 +82,7 @@ def test_proposal_for_the_production_model(real_world: RealWorld) -> None:
     assert proposal.version.aliases == ("champion",) and tags[ALIASES_TAG] == "champion"
     assert set(proposal.changed) == set(tags)  # nothing of it is there yet
     text = "\n".join(proposal.findings)
-    assert "cloudpickle" in text and "Pipeline with predict_proba" in text and "1800 rows" in text
+    assert "cloudpickle" in text and "a Pipeline, detected from LogisticRegression (2 classes)" in text and "1800 rows" in text
 
 
 def test_threshold_and_explicit_eval_data_and_label(real_world: RealWorld) -> None:
@@ -104,9 +104,31 @@ def test_missing_label_column_is_refused_with_the_columns(real_world: RealWorld)
     assert "'nope' is not in" in str(caught.value) and "defaulted" in str(caught.value)
 
 
-def test_non_binary_label_is_refused(real_world: RealWorld) -> None:
-    with pytest.raises(RegistryError, match="0/1"):
+def test_a_label_the_classifier_never_predicts_is_refused(real_world: RealWorld) -> None:
+    with pytest.raises(RegistryError, match="the model never predicts"):
         propose(registry(real_world), ModelRef.parse("credit_default"), BindOptions(label="applicant_id"))
+
+
+def test_a_multiclass_classifier_and_a_regressor_bind_as_assess_measures_them(real_world_copy: RealWorld) -> None:
+    """bind checks the label against the task assess will measure (tools/experiment/task.py), not against 0/1."""
+    world = real_world_copy
+    frame = pd.read_csv(world.holdout_csv)
+    frame["band"] = pd.qcut(frame["income"], 3, labels=["low", "mid", "high"]).astype(str)
+    frame["spend"] = frame["loan_amount"] * 0.5
+    labelled = world.dir / "labelled.csv"
+    frame.to_csv(labelled, index=False)
+    inputs = ["income", "loan_amount"]
+    bands = LogisticRegression(max_iter=500).fit(frame[inputs], frame["band"])
+    spend = LinearRegression().fit(frame[inputs], frame["spend"])
+    for name, model, label in (("bands", bands, "band"), ("spend", spend, "spend")):
+        register(world, name, model, inputs=(("eval", "labelled", labelled),))
+        proposal = propose(registry(world), ModelRef.parse(name), BindOptions(label=label))
+        assert proposal.tags[LABEL_COLUMN] == label
+        assert check(proposal.tags, world.dir, "tags").valid
+    findings = " ".join(propose(registry(world), ModelRef.parse("bands"), BindOptions(label="band")).findings)
+    assert "3 classes" in findings and "multiclass, high: " in findings
+    with pytest.raises(RegistryError, match="holds value"):  # a label outside the classes is still refused
+        propose(registry(world), ModelRef.parse("bands"), BindOptions(label="defaulted"))
 
 
 def test_eval_data_without_the_model_inputs_is_refused(real_world: RealWorld, tmp_path: Path) -> None:
@@ -134,14 +156,14 @@ def test_a_transformer_is_not_a_model_to_bind(real_world_copy: RealWorld) -> Non
     frame = pd.read_csv(world.train_csv)
     scaler = StandardScaler().fit(frame[["income", "loan_amount"]])
     register(world, "scaler", scaler, inputs=(("eval", "holdout", world.holdout_csv),))
-    with pytest.raises(RegistryError, match="holds a StandardScaler, not a classifier with predict_proba"):
+    with pytest.raises(RegistryError, match="holds a StandardScaler, not a model with predict_proba or predict"):
         propose(registry(world), ModelRef.parse("scaler"), BindOptions())
 
 
 def test_a_pickled_plain_object_is_not_a_model_to_bind(real_world_copy: RealWorld) -> None:
     world = real_world_copy
     register(world, "weights", {"w": [1, 2]}, inputs=(("eval", "holdout", world.holdout_csv),), as_mlflow_model=False)
-    with pytest.raises(RegistryError, match="holds a dict, not a classifier with predict_proba"):
+    with pytest.raises(RegistryError, match="holds a dict, not a model with predict_proba or predict"):
         propose(registry(world), ModelRef.parse("weights"), BindOptions())
 
 

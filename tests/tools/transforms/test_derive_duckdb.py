@@ -20,7 +20,12 @@ DERIVABLE = [case for case in CASES if not isinstance(case.expected, Refused)]
 TEXT = ["a", "b", "c", "d", "e", "A", "B", " a"]
 LOWER_TEXT = ["a", "b", "c", "d", "e"]
 _NUMBERS = {
-    "real": st.one_of(st.sampled_from([0.0, -1.0, 1.0, 2.5, -3.0]), st.floats(-1e3, 1e3, allow_nan=False)),
+    # no magnitudes near the smallest normal double: 1/x overflows to inf there, in the engine and in the derivation
+    # alike but not in the same place (a float overflow, not a derivation error)
+    "real": st.one_of(
+        st.sampled_from([0.0, -1.0, 1.0, 2.5, -3.0]),
+        st.floats(-1e3, 1e3, allow_nan=False, allow_subnormal=False).filter(lambda v: v == 0.0 or abs(v) >= 1e-6),
+    ),
     "positive": st.floats(1e-3, 1e3),
     "small": st.floats(-20, 20),
 }
