@@ -111,6 +111,9 @@ class Discoverer:
             for hit in await self._lineage(coverage, feature.urn, max_hops=1):
                 if hit.type == "MLMODEL":
                     consumers.setdefault(hit.urn, []).append(feature)
+        # A mirror dataset matched by name from a table and from its dbt node is one link, not two: the shorter
+        # path (the one without the sibling hop) stands for both.
+        run_features: dict[tuple[str, str, str, str], AffectedFeature] = {}
         for ds_urn, link in run_links:
             source_path = [LineageStep(dataset_urn=dataset_urn, column=field)] if ds_urn == dataset_urn else None
             path = (
@@ -120,9 +123,14 @@ class Discoverer:
             )
             if link.mirror.how != "itself":
                 path = [*path, LineageStep(dataset_urn=link.mirror.urn, column=link.column, note=link.mirror.note)]
-            consumers.setdefault(link.model_urn, []).append(
-                self._link(link.run_urn, link.column, ds_urn, link.column, path, link.precision, "training_run")
-            )
+            key = (link.model_urn, link.run_urn, link.column, link.mirror.urn)
+            known = run_features.get(key)
+            if known is None or len(path) < len(known.path):
+                run_features[key] = self._link(
+                    link.run_urn, link.column, ds_urn, link.column, path, link.precision, "training_run"
+                )
+        for (model_urn, *_), feature in run_features.items():
+            consumers.setdefault(model_urn, []).append(feature)
 
         models = await self._models(consumers, coverage)
         coverage.datasets_searched = searched
