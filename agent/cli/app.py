@@ -36,6 +36,7 @@ def bad_input_errors() -> tuple[type[Exception], ...]:
     from agent.errors import UsageError
     from policies.engine import PolicyError
     from tools.catalog.conventions import ConventionsError
+    from tools.catalog.ingest import RecipeError
     from tools.catalog.lookup import CatalogInputError
     from tools.changes.schema import ChangeSetError
     from tools.evidence.store import EvidenceError
@@ -51,6 +52,7 @@ def bad_input_errors() -> tuple[type[Exception], ...]:
         ConventionsError,
         EvidenceError,
         RegistryError,
+        RecipeError,
         UsageError,
     )
 
@@ -86,7 +88,7 @@ HANDLERS: dict[str, Handler] = {
     "assess": LazyCommand("assess", "_cmd_assess"),
     "demo": LazyCommand("catalog", "_cmd_demo"),
     "seed": LazyCommand("catalog", "_cmd_seed"),
-    "catalog": LazyCommand("catalog", "_cmd_serve"),
+    "catalog": LazyCommand("catalog", "_cmd_catalog"),
     "lineage": LazyCommand("catalog", "_cmd_lineage"),
     "bind": LazyCommand("bind", "_cmd_bind"),
     "check": LazyCommand("check", "_cmd_check"),

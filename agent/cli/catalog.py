@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import signal
+import sys
 from threading import Event
 
 from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
@@ -33,6 +34,40 @@ def _cmd_seed(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
         print(f"  {model.name}: {model.artifact_path} (sha256 {digest}…, {quality})")
     print(f"  evaluation data: {result.artifacts.eval_data_path}, {result.artifacts.review_eval_path}")
     return EXIT_OK
+
+
+def _cmd_catalog(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    return _cmd_ingest(settings, args) if args.catalog_command == "ingest" else _cmd_serve(settings, args)
+
+
+def _cmd_ingest(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    from tools.catalog.ingest import RecipeRun, ingest
+
+    def report(run: RecipeRun) -> None:
+        state = "written" if run.ok else "FAILED"
+        print(f"{run.recipe} ({run.source}): {state}, {run.records_written} records in {run.seconds:.1f} s", flush=True)
+        for line in run.failures[:SHOWN]:
+            print(f"  failure: {line}", flush=True)
+        for line in run.warnings[:SHOWN]:
+            print(f"  warning: {line}", flush=True)
+        hidden = max(0, len(run.failures) - SHOWN) + max(0, len(run.warnings) - SHOWN)
+        if hidden:
+            print(f"  … and {hidden} more (run `datahub ingest -c {run.recipe}` for the full report)", flush=True)
+
+    where, runs = ingest(settings, args.recipes, report)
+    skipped = args.recipes[len(runs) :]
+    if runs and not runs[-1].ok:
+        rest = f"; not run: {', '.join(map(str, skipped))}" if skipped else ""
+        print(
+            f"error: {runs[-1].recipe} failed{rest}. Fix it and run the recipes again (ingestion is idempotent)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    print(f"Catalog: {where}")
+    return EXIT_OK
+
+
+SHOWN = 5
 
 
 def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:

@@ -43,6 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     serve.add_argument("--mcp-port", type=int, default=0, help="the MCP server's port (default: a free one)")
     serve.add_argument("--token", default=None, help="bearer token (default: random, printed)")
+    ingest = catalog_commands.add_parser(
+        "ingest",
+        help="run DataHub ingestion recipes (postgres, dbt, mlflow, …) into the catalog Provenance reads",
+        description="Each RECIPE is a DataHub recipe with a `source:` and no `sink:`: it is written into this "
+        "home's catalog (the served one if `catalog serve` runs, else the embedded one; PROVENANCE_CATALOG="
+        "datahub: your GMS) through its REST endpoint. Recipes run in order and stop at the first failure.",
+    )
+    ingest.add_argument("recipes", nargs="+", type=Path, metavar="RECIPE", help="recipe YAML file(s), run in order")
     lineage = commands.add_parser("lineage", help="which features and models depend on a field")
     lineage.add_argument("--dataset", required=True, help="dataset URN")
     lineage.add_argument("--field", required=True, help="field path in that dataset")
