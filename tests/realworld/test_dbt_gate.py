@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,30 @@ def test_a_scale_at_the_dbt_source_node_blocks_and_carries_through_each_expressi
     # unchanged rows, the same as for a change that reaches one input.
     one_input = gate.assess(world.raw_table_urn, "region", "null_inject", fraction=0.3)
     assert baselines == {gate.model(one_input, world.fraud)["metrics"]["auc_baseline"]}
+
+
+def test_a_dbt_node_whose_table_is_missing_is_incomplete_never_a_pass(gate: Gate) -> None:
+    """The recipe forgot the warehouse source: the dbt source node has no table to walk on from."""
+    world = gate.world
+    missing = f"dbt node {world.dbt_source_urn}: the table it materialises cannot be found"
+
+    def forget(urn: str) -> None:
+        with sqlite3.connect(gate.variant.catalog_db) as conn:
+            conn.execute("DELETE FROM metadata_aspect_v2 WHERE urn = ?", (urn,))
+        conn.close()
+
+    forget(world.raw_table_urn)
+    # dbt's own lineage (source node -> staging node) still reaches the models: the BLOCK found stands, and the
+    # coverage says what could not be read
+    answer = gate.assess(world.dbt_source_urn, "amount", "scale", "factor=100")
+    assert answer["verdict"] == "BLOCK" and not answer["coverage"]["complete"]
+    assert any(missing in line for line in answer["coverage"]["unreadable"]), answer["coverage"]["unreadable"]
+
+    forget(world.dbt_staging_urn)  # now the walk from the source node dead-ends: no model is found
+    answer = gate.assess(world.dbt_source_urn, "amount", "scale", "factor=100")
+    assert answer["verdict"] == "INCOMPLETE", answer["reasons"]
+    reasons = " ".join(answer["reasons"])
+    assert missing in reasons and "provenance catalog ingest" in reasons, reasons
 
 
 def test_a_category_rename_reaches_the_multiclass_model_through_its_case_bucket(gate: Gate) -> None:

@@ -21,9 +21,9 @@ from tools.catalog.training_runs import dataset_parts
 
 DBT_PLATFORM = "dbt"
 RECIPE_ADVICE = (
-    "ingest the warehouse with DataHub's source for it (e.g. `postgres`) into the same catalog, and run the dbt "
-    "source with a `datahub-rest` sink pointed at `provenance catalog serve` (or a DataHub server), which keeps "
-    "the dbt-model -> table edges the datahub-lite sink drops"
+    "ingest the warehouse with DataHub's source for it (e.g. `postgres`) into the same catalog, then the dbt source "
+    "through a REST endpoint, which keeps the dbt-model -> table edges the datahub-lite sink drops: "
+    "`provenance catalog ingest postgres.yml dbt.yml` (README: On the dbt stack), or a DataHub server"
 )
 
 
