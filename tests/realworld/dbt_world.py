@@ -59,6 +59,7 @@ from tests.realworld.world import (  # noqa: E402
     model_urn,
     run_urn,
 )
+from tools.catalog.ingest import report_lines  # noqa: E402
 
 if TYPE_CHECKING:
     from tests.postgres import Cluster
@@ -646,17 +647,6 @@ def catalog_serve(home: Path) -> Iterator[CatalogServe]:
 
 
 # ---------------------------------------------------------------------------------------------------- ingestion
-def _entries(entries: Any) -> tuple[str, ...]:
-    found = []
-    for entry in entries:
-        if hasattr(entry, "message"):
-            context = list(getattr(entry, "context", []) or [])
-            found.append(f"{entry.title}: {entry.message}" + (f" {context[:3]}" if context else ""))
-        else:
-            found.append(str(entry))
-    return tuple(found)
-
-
 def run_recipe(recipe: dict[str, Any]) -> Ingestion:
     """Run one DataHub ingestion recipe and return what it reported (never raises for the sink's refusals)."""
     from datahub.ingestion.run.pipeline import Pipeline
@@ -673,10 +663,10 @@ def run_recipe(recipe: dict[str, Any]) -> Ingestion:
         source=source,
         sink=sink,
         records_written=int(getattr(sink_report, "total_records_written", 0)),
-        source_failures=_entries(source_report.failures),
-        source_warnings=_entries(source_report.warnings),
-        sink_failures=_entries(sink_report.failures),
-        sink_warnings=_entries(sink_report.warnings),
+        source_failures=report_lines(source_report.failures),
+        source_warnings=report_lines(source_report.warnings),
+        sink_failures=report_lines(sink_report.failures),
+        sink_warnings=report_lines(sink_report.warnings),
         error=error,
     )
 

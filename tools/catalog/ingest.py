@@ -130,8 +130,8 @@ def run_recipe(path: Path, recipe: dict[str, Any], endpoint: Endpoint) -> Recipe
         recipe=path,
         source=str(recipe["source"]["type"]),
         records_written=int(getattr(written, "total_records_written", 0)),
-        failures=raised + _messages(source.failures) + _messages(written.failures),
-        warnings=_messages(source.warnings) + _messages(written.warnings),
+        failures=raised + report_lines(source.failures) + report_lines(written.failures),
+        warnings=report_lines(source.warnings) + report_lines(written.warnings),
         seconds=time.perf_counter() - started,
     )
 
@@ -153,7 +153,7 @@ def ingest(
     return endpoint.description, runs
 
 
-def _messages(entries: Any) -> tuple[str, ...]:
+def report_lines(entries: Any) -> tuple[str, ...]:
     """A report's failures or warnings (StructuredLogEntry: title, message, context) as one line each."""
     lines = []
     for entry in entries or ():
