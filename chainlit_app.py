@@ -21,7 +21,7 @@ from agent.chat import auth, cards, datalayer, messages, replay
 from agent.chat.narration import StepNarrator
 from agent.conversation import Session, TurnResult, UpdateHook, open_session
 from agent.errors import AlreadyDecided, DatabaseError
-from agent.llm import chat_model_from_env
+from agent.llm import ChatModelConfigError, chat_model_from_env
 from agent.state import ApprovalDecision, ApprovalRequest
 from tools.catalog.session import CatalogError
 from tools.evidence.store import EvidenceError, read_evidence
@@ -33,6 +33,10 @@ try:  # a bad PROVENANCE_DATABASE_URL stops the server here, with what to do ins
     CHAT_DATA_LAYER = datalayer.chat_data_layer_args(SETTINGS)
 except DatabaseError as exc:
     raise SystemExit(f"error: {exc}") from None
+try:  # likewise a bad PROVENANCE_CHAT_MODEL (or _TIMEOUT, _BASE_URL): never a chat that quietly runs without the model
+    CHAT_MODEL = chat_model_from_env()  # built here, nothing is sent until a turn invokes it
+except ChatModelConfigError as exc:
+    raise SystemExit(f"error: {exc}") from None
 APPROVAL_TIMEOUT_S = 3600  # unanswered, the approval stays pending in the checkpoint: reopen the chat to decide
 _resources = AsyncExitStack()
 _session: Session | None = None
@@ -41,9 +45,7 @@ _session: Session | None = None
 @cl.on_app_startup
 async def startup() -> None:  # in the server's event loop, which the checkpointer and catalog must share
     global _session
-    _session = await _resources.enter_async_context(
-        open_session(SETTINGS, model=chat_model_from_env(), long_lived=True)
-    )
+    _session = await _resources.enter_async_context(open_session(SETTINGS, model=CHAT_MODEL, long_lived=True))
 
 
 @cl.on_app_shutdown
@@ -81,6 +83,8 @@ async def run_turn(call: Callable[[UpdateHook], Awaitable[TurnResult]], narrator
         if view := narrator.view(node, update):
             async with cl.Step(name=view.name, type="tool", show_input="text", language="text") as step:
                 step.input, step.output, step.is_error = view.input, view.output, view.is_error
+        if sentence := narrator.planned_experiment(node, update):  # said before the experiment runs
+            await cl.Message(content=messages.planned_experiment_markdown(sentence)).send()
 
     try:
         return await call(show_step)
@@ -107,7 +111,7 @@ async def show_run(run_id: str, request: ApprovalRequest | None = None) -> None:
 
 async def ask_approval(thread_id: str, request: ApprovalRequest) -> None:
     answer = await cl.AskActionMessage(
-        content=cards.APPROVAL_QUESTION,
+        content=cards.approval_question(request),
         actions=[
             cl.Action(name="approve", payload={"decision": "approve"}, label="Approve"),
             cl.Action(name="reject", payload={"decision": "reject"}, label="Reject"),

@@ -22,7 +22,7 @@ from agent.nodes.evidence import make_write_evidence
 from agent.nodes.failures import input_failed, publishable
 from agent.nodes.respond import make_respond
 from agent.nodes.routing import make_route
-from agent.schemas import Intent
+from agent.schemas import Intent, PlannerName
 from agent.state import AgentState
 
 
@@ -82,14 +82,24 @@ def build_builder(context: AgentContext) -> StateGraph[Any, Any, Any, Any]:
 def build_graph(
     model: Any = None, checkpointer: BaseCheckpointSaver[Any] | None = None, context: AgentContext | None = None
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
-    """`model`: a LangChain chat model (Gemini) or None for the deterministic planner."""
+    """`model`: a LangChain chat model (Gemini or any other) or None for the deterministic planner."""
     context = context or AgentContext()
     if model is not None:
         from agent.llm import LlmPlanner
 
-        planner: Planner = LlmPlanner(model)
+        planner: Planner = LlmPlanner(model, name=planner_name(model))
         context.planner = planner
     return build_builder(context).compile(checkpointer=checkpointer)
+
+
+def planner_name(model: Any) -> PlannerName:
+    """The name evidence and traces record for `model`: "gemini" for langchain-google-genai's chat model (or a
+    subclass), "chat_model" for any other. By class name and module, so google-genai is never imported for it."""
+    gemini = any(
+        cls.__name__ == "ChatGoogleGenerativeAI" and cls.__module__.startswith("langchain_google_genai")
+        for cls in type(model).__mro__
+    )
+    return "gemini" if gemini else "chat_model"
 
 
 def make_graph() -> CompiledStateGraph[Any, Any, Any, Any]:

@@ -1,4 +1,4 @@
-"""What the planners (Gemini or deterministic) may return. Both are proposals: code validates every field
+"""What the planners (a chat model or the deterministic one) may return. Both are proposals: code validates every field
 before use, and nothing here can carry a verdict or a write."""
 
 from __future__ import annotations
@@ -53,9 +53,16 @@ class ExperimentPlan(BaseModel):
     fraction: float = Field(default=1.0, description="Share of rows affected, in (0, 1].")
     seed: int = Field(default=0, description="Seed for choosing rows; keep 0 unless asked.")
     rationale: str = Field(default="", description="One sentence: why this operator and these parameters.")
+    assumptions: list[str] = Field(
+        default_factory=list,
+        description="Every default chosen because the request did not say, e.g. 'no share given: 100% of rows'.",
+    )
     refusal: str | None = Field(
         default=None, description="When op is None: why, and what kinds of change can be tested instead."
     )
 
 
-PlannerName = Literal["deterministic", "gemini", "replay", "cli"]
+# Who planned, as evidence and traces record it: "gemini" (ChatGoogleGenerativeAI), "chat_model" (any other chat
+# model, e.g. of PROVENANCE_CHAT_MODEL), "deterministic" (agent/planning), "replay" (a trace's recorded replies),
+# "cli" (`provenance assess`'s fixed plan).
+PlannerName = Literal["deterministic", "gemini", "chat_model", "replay", "cli"]

@@ -20,10 +20,16 @@ PublishMode = Literal["ask", "no_publish"]
 
 
 class ApprovalRequest(BaseModel):
-    """What the approval interrupt shows a person: the verdict and exactly what would be written where."""
+    """What the approval interrupt shows a person: the change tested, the verdict and exactly what would be written
+    where."""
 
     run_id: str
     verdict: Verdict
+    change_tested: str = Field(
+        default="",
+        description="the experiment in one plain sentence (agent/plan_sentence.py): the change, the share of rows, "
+        "the rationale and the assumptions; empty in checkpoints and traces written before it existed",
+    )
     models: dict[str, Verdict] = Field(description="model urn -> its verdict")
     writes: list[str] = Field(description="every catalog write that approval would perform")
     report: str = Field(description="path of report.md")

@@ -80,11 +80,25 @@ def verdict_card(home: Path, evidence: Evidence, request: ApprovalRequest | None
     _, evidence_json, report = run_files(home, evidence)
     lines += ["", f"**Evidence:** `{evidence_json}` · **Report:** `{report}`"]
     if request is not None:
-        lines += ["", "**Approving writes to DataHub:**", *(f"- {plain(write)}" for write in request.writes)]
+        lines += ["", *approval_lines(request)]
     return "\n".join(lines)
 
 
-APPROVAL_QUESTION = "Publish this verdict to DataHub (tag and impact document)?"
+def approval_lines(request: ApprovalRequest) -> list[str]:
+    """What approving publishes: the verdict of which change (the plan in one sentence, so a wrong plan is caught
+    by the person approving it), then every write."""
+    head = f"**Approving publishes the verdict {request.verdict}**"
+    if request.change_tested:
+        head += f" **of the change tested:** {plain(request.change_tested)}"
+    return [head, "", "**Approving writes to DataHub:**", *(f"- {plain(write)}" for write in request.writes)]
+
+
+def approval_question(request: ApprovalRequest) -> str:
+    """The question asked with the Approve / Reject buttons: the verdict and the change tested, next to them."""
+    question = f"Publish the verdict **{request.verdict}** to DataHub (tag and impact document)?"
+    if request.change_tested:
+        question += f"\n\n**Change tested:** {plain(request.change_tested)}"
+    return question
 
 
 def publication_markdown(record: PublicationRecord | None) -> str:

@@ -35,5 +35,11 @@ def answer_markdown(state: AgentState) -> str:
     return answer
 
 
+def planned_experiment_markdown(sentence: str) -> str:
+    """`Planned experiment: …` (agent/plan_sentence.py) with its label in bold, the rest verbatim."""
+    label, sep, rest = sentence.partition(": ")
+    return f"**{plain(label)}:** {plain(rest)}" if sep else plain(sentence)
+
+
 def catalog_error_markdown(error: Exception) -> str:
     return f"**The DataHub catalog could not be reached.** {plain(str(error))}"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.chat.cards import metrics_line
+from agent.plan_sentence import checked_plan, dataset_name, planned_experiment
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,6 +26,16 @@ class StepNarrator:
 
     def __init__(self, **known: Any) -> None:
         self.state: dict[str, Any] = dict(known)
+
+    def planned_experiment(self, node: str, update: Mapping[str, Any]) -> str | None:
+        """`Planned experiment: …` in one plain sentence once `plan` has a validated mutation, so the chat says what
+        will be tested before the experiment runs; None for any other update (or a refused plan)."""
+        record = update.get("plan_record")
+        if node != "plan" or record is None or record.mutation is None:
+            return None
+        ctx = update.get("field_context") or self.state.get("field_context")
+        target = f"{dataset_name(ctx.dataset_urn)}.{ctx.field}" if ctx is not None else "the field"
+        return planned_experiment(checked_plan(update.get("plan"), record.mutation), target)
 
     def view(self, node: str, update: Mapping[str, Any]) -> StepView | None:
         if node == "experiment":  # the subgraph's merged output repeats experiment.measure and experiment.judge

@@ -150,7 +150,10 @@ async def _demo_conversation(settings: ProvenanceSettings) -> int:
         if turn.pending is None:
             print(turn.answer)
             return EXIT_FAILURE
-        print(f"Approval requested for run {turn.pending.run_id} (verdict {turn.pending.verdict}):")
+        print(f"Approval requested for run {turn.pending.run_id} (verdict {turn.pending.verdict}).")
+        if turn.pending.change_tested:
+            print(f"Change tested: {turn.pending.change_tested}")
+        print("Approving writes:")
         for write in turn.pending.writes:
             print(f"  - {write}")
         turn = await session.decide(turn.thread_id, ApprovalDecision(decision="approve", by="demo"))

@@ -25,10 +25,17 @@ def _decision(args: argparse.Namespace) -> ApprovalDecision | None:
     return None
 
 
+def approval_text(request: ApprovalRequest) -> list[str]:
+    """What a person approves, on a terminal: the verdict, the change tested (the plan in one sentence, so a wrong
+    plan is caught before it is published) and every write."""
+    lines = [f"Approval needed for run {request.run_id} (verdict {request.verdict})."]
+    if request.change_tested:
+        lines.append(f"Change tested: {request.change_tested}")
+    return [*lines, "Approving writes:", *(f"  - {write}" for write in request.writes)]
+
+
 def _ask_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
-    print(f"\nApproval needed for run {request.run_id} (verdict {request.verdict}). Approving writes:")
-    for write in request.writes:
-        print(f"  - {write}")
+    print("", *approval_text(request), sep="\n")
     answer = input("Publish to DataHub? [y/N] ").strip().lower()
     return ApprovalDecision(decision="approve" if answer in ("y", "yes") else "reject", by=f"tty:{getpass.getuser()}")
 
@@ -61,6 +68,8 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
                 decision = _ask_on_terminal(turn.pending)
             if decision is None:
                 print(turn.answer or f"Verdict {turn.pending.verdict}; evidence {turn.pending.report}")
+                if turn.pending.change_tested:
+                    print(f"Change tested: {turn.pending.change_tested}")
                 print(f"Approval pending. Resume with: provenance resume {turn.thread_id} --approve|--reject")
                 return EXIT_CODES[str(turn.pending.verdict)]
             turn = await session.decide(turn.thread_id, decision)

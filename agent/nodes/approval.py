@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from agent.claims import run_claim
 from agent.context import AgentContext
 from agent.nodes.failures import Node
+from agent.plan_sentence import change_tested, checked_plan, dataset_name
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest
 from tools.catalog.session import CatalogError
 from tools.evidence.build import refresh_run
@@ -39,9 +40,12 @@ def make_approval(ctx: AgentContext) -> ApprovalNode:
         if state.publish_mode == "no_publish":
             return Command(goto="respond")
         evidence = read_evidence(ctx.settings.home, state.run_id)
+        plan = checked_plan(state.plan, state.plan_record.mutation if state.plan_record else evidence.plan.mutation)
+        target = f"{dataset_name(evidence.request.dataset_urn)}.{evidence.request.field}"
         request = ApprovalRequest(
             run_id=state.run_id,
             verdict=state.verdict,
+            change_tested=change_tested(plan, target),
             models={m.urn: m.verdict for m in evidence.models},
             writes=planned_writes(evidence),
             report=str(runs_dir(ctx.settings.home) / state.run_id / REPORT_FILE),

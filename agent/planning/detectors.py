@@ -20,6 +20,7 @@ class Proposal(NamedTuple):
     params: dict[str, Any]
     rationale: str  # one clause; plan() appends the share of rows and the full stop
     fraction: float | None = None  # set when the phrase itself names the share ("5% nulls")
+    assumed: tuple[str, ...] = ()  # each default taken because the text did not say ("no size given: ±5%")
 
 
 Outcome = Proposal | str | None  # str: a refusal; None: this detector does not recognise the text
@@ -41,6 +42,11 @@ def num(raw: str | None) -> float | None:
 
 
 def imputation(text: str, field: FieldContext) -> Outcome:
+    if m := c.ABSOLUTE.search(text):
+        return (
+            f'"{m.group()}" changes only the negative rows, and an experiment cannot pick those out; a sign flip of '
+            f"every row or a share of rows can be tested instead. {CAN_TEST}"
+        )
     if c.IMPUTE.search(text):
         return (
             "Provenance cannot change only the rows that are already missing (imputation); it can set a share of "
@@ -58,54 +64,6 @@ def nulls(text: str, field: FieldContext) -> Outcome:
     return Proposal("null_inject", {}, f"sets {field.field} to null") if c.NULL_ANY.search(text) else None
 
 
-def remap(text: str, field: FieldContext) -> Outcome:
-    renaming = c.RENAME_KW.search(text) is not None
-    categorical = kind(field) == "categorical"
-    name = field.field.rsplit(".", 1)[-1].lower()
-    mapping: dict[str, str] = {}
-    for m in c.MERGE.finditer(text):
-        for key in c.VAL_RX.findall(m.group(1)):
-            if key.lower() != "and" and any(ch.isalnum() for ch in key):
-                mapping.setdefault(p.unquote(key), p.unquote(m.group(2)))
-    for m in c.PAIR.finditer(text):
-        key, value = p.unquote(m.group(1)), p.unquote(m.group(3))
-        if key.lower() == name:  # "amount renamed to amount_usd" renames the column, not its values
-            if renaming:
-                return STRUCTURAL_REFUSAL + CAN_TEST
-            continue
-        quoted = p.is_quoted(m.group(1)) and p.is_quoted(m.group(3))
-        plain = key.lower() not in p.STOPWORDS and value.lower() not in p.STOPWORDS
-        # Unquoted "a → b" is a rename only on a category field: on a number field it is a unit or a ratio.
-        arrow = c.ARROW.fullmatch(m.group(2)) is not None
-        if key != value and (quoted or (plain and (renaming or (categorical and arrow)))):
-            mapping.setdefault(key, value)
-    for m in c.FROM_TO.finditer(text) if categorical else ():
-        key, value = p.unquote(m.group(1)), p.unquote(m.group(2))
-        if key != value and key.lower() not in p.STOPWORDS and value.lower() not in p.STOPWORDS:
-            mapping.setdefault(key, value)
-    quoted_values = [p.unquote(q) for q in p.QUOTED_RX.findall(text)]
-    if not mapping and renaming and len(quoted_values) == 2 and quoted_values[0] != quoted_values[1]:
-        mapping[quoted_values[0]] = quoted_values[1]  # "'a' in the … field is renamed to 'b'"
-    if not mapping:
-        if renaming and not c.STRUCTURAL.search(text):  # a column rename is refused by structural() instead
-            return f"Say which category is renamed to what, e.g. \"'grocery' renamed to 'groceries'\". {CAN_TEST}"
-        return None
-    pairs = ", ".join(f"{k!r} → {v!r}" for k, v in list(mapping.items())[:3]) + (", …" if len(mapping) > 3 else "")
-    return Proposal("category_remap", {"mapping": mapping}, f"renames {pairs} in {field.field}")
-
-
-def unseen(text: str, field: FieldContext) -> Outcome:
-    if m := c.UNSEEN_BEFORE.search(text):
-        value = p.unquote(m.group(1))
-    elif m := c.UNSEEN.search(text):
-        raw = m.group(1) or ""
-        value = p.unquote(raw) if p.is_quoted(raw) or raw.lower() not in p.STOPWORDS else UNSEEN
-    else:
-        return None
-    value = value or UNSEEN
-    return Proposal("unseen_category", {"value": value}, f"replaces {field.field} with the unseen category {value!r}")
-
-
 def structural(text: str, field: FieldContext) -> Outcome:
     return STRUCTURAL_REFUSAL + CAN_TEST if c.STRUCTURAL.search(text) else None
 
@@ -113,6 +71,11 @@ def structural(text: str, field: FieldContext) -> Outcome:
 def rounding(text: str, field: FieldContext) -> Outcome:
     if not c.ROUND_KW.search(text):
         return None
+    if up_down := c.ROUND_UP_DOWN.search(text):
+        return (
+            f'Rounding always up or always down ("{up_down.group()}") is not an operator here: Provenance rounds to '
+            f'the nearest value, e.g. "rounded to whole dollars". {CAN_TEST}'
+        )
     decimals: float | None = 0.0
     if m := c.ROUND_DECIMALS.search(text):
         decimals = num(m.group(1))
@@ -146,15 +109,21 @@ def scale(text: str, field: FieldContext) -> Outcome:
         if src == dst:
             return f"{field.field} is already in {dst}, so this change leaves its values as they are. {CAN_TEST}"
         rationale = f"{src} → {dst} multiplies every {field.field} by {n(factor):g}"
-        return Proposal("scale", {"factor": n(factor)}, rationale)
+        said = any(regex.search(text) for regex, _ in c.CONVERSIONS)
+        source = "its name or description" if _described_unit(field, c.UNITS[dst][1]) == src else "not stated: assumed"
+        assumed = () if said else (f"{field.field} is in {src} today ({source})",)
+        return Proposal("scale", {"factor": n(factor)}, rationale, assumed=assumed)
     for regex, how in c.SCALE:
-        if (m := regex.search(text)) and (a := num(m.group(1))) is not None:
+        if (m := regex.search(text)) and (a := num(m.group(1) or (m.group(2) if how != "ratio" else None))) is not None:
             b = num(m.group(2)) if how == "ratio" else 1.0
             if b is None or (a == 0 and how in {"inverse", "ratio"}):
                 return f"A scale factor needs a non-zero number. {CAN_TEST}"
             factors = {"n": a, "inverse": 1 / a if a else 0.0, "up": 1 + a / 100, "down": 1 - a / 100}
             factor = factors.get(how, b / a if a else 0.0)
             return Proposal("scale", {"factor": n(factor)}, f"multiplies every {field.field} by {n(factor):g}")
+    if m := c.SCALE_PART.search(text):  # "shrinks to a tenth of its value"
+        factor = c.PART_OF[m.group(1).lower()]
+        return Proposal("scale", {"factor": n(factor)}, f"multiplies every {field.field} by {n(factor):g}")
     for regex, fixed in c.SCALE_WORDS:
         if regex.search(text):
             return Proposal("scale", {"factor": n(fixed)}, f"multiplies every {field.field} by {fixed:g}")
@@ -169,10 +138,20 @@ def _conversion(text: str, field: FieldContext) -> tuple[str, str, float] | None
             if src and dst and c.UNITS[src][1] == c.UNITS[dst][1]:
                 return src, dst, c.UNITS[dst][2] / c.UNITS[src][2]
     target = c.UNIT_TARGET.search(text)
-    if target and (dst := _unit(target.group(1))) in c.DEFAULT_SOURCE:
-        src = _described_unit(field, c.UNITS[dst][1]) or c.DEFAULT_SOURCE[dst]
-        return src, dst, c.UNITS[dst][2] / c.UNITS[src][2]
+    if target and (dst := _unit(target.group(1))):
+        src = _described_unit(field, c.UNITS[dst][1]) or c.DEFAULT_SOURCE.get(dst)
+        if src:
+            return src, dst, c.UNITS[dst][2] / c.UNITS[src][2]
     return None
+
+
+def unit_name(token: str) -> str | None:
+    return _unit(token)
+
+
+def conversion_units(text: str, field: FieldContext) -> tuple[str, str] | None:
+    found = _conversion(text, field)
+    return None if found is None else (found[0], found[1])
 
 
 def _unit(token: str) -> str | None:
@@ -192,6 +171,16 @@ def _described_unit(field: FieldContext, dimension: str) -> str | None:
 
 def clip(text: str, field: FieldContext) -> Outcome:
     lower = upper = None
+    for regex, side in ((c.THRESHOLD_UPPER, "upper"), (c.THRESHOLD_LOWER, "lower")):
+        if m := regex.search(text):
+            bound, value = num(m.group(1)), num(m.group(2))
+            if bound is None or value is None or bound != value:
+                return (
+                    f"Only the rows past {m.group(1)} change, and they get another value ({m.group(2)}): that is "
+                    f'not a clip, and an experiment cannot pick those rows. A clip sets them to the bound: "values '
+                    f'above 2000 are set to 2000". {CAN_TEST}'
+                )
+            return _clip(value if side == "lower" else None, value if side == "upper" else None, field)
     if m := c.CLIP_BOTH.search(text):
         lower, upper = num(m.group(1)), num(m.group(2))
     else:
@@ -227,17 +216,21 @@ def noise(text: str, field: FieldContext) -> Outcome:
     if not c.NOISE_KW.search(text):
         return None
     std: float | None = 0.05
-    assumed = " (no size given, so 5% is assumed)"
+    assumed: tuple[str, ...] = ("no size given: ±5% relative noise",)
     if m := c.NOISE_PCT.search(text):
-        std, assumed = times(num(m.group(1) or m.group(2)), 0.01), ""
+        std, assumed = times(num(m.group(1) or m.group(2) or m.group(3)), 0.01), ()
     elif m := c.NOISE_STD.search(text):
-        std, assumed = times(num(m.group(1)), 0.01 if m.group(2) else 1.0), ""
+        std, assumed = times(num(m.group(1)), 0.01 if m.group(2) else 1.0), ()
     elif c.NOISE_ABS.search(text):
         return f'Noise is relative to each value: give it as a percentage, e.g. "jitter ±5%". {CAN_TEST}'
+    elif m := c.NOISE_PART.search(text):  # "noisy by about a tenth"
+        std, assumed = c.PART_VALUES[m.group(1).lower()], ()
+    elif c.ANY_NUMBER.search(text) or c.PART_WORD.search(text):  # a size not read: never run the default instead
+        return f'Say the size of the noise as a percentage of each value, e.g. "jitter ±5%". {CAN_TEST}'
     if std is None:
         return None
-    rationale = f"adds about ±{std * 100:g}% relative noise to {field.field}{assumed}"
-    return Proposal("noise", {"relative_std": n(std)}, rationale)
+    rationale = f"adds about ±{std * 100:g}% relative noise to {field.field}"
+    return Proposal("noise", {"relative_std": n(std)}, rationale, assumed=assumed)
 
 
 def times(value: float | None, factor: float) -> float | None:
@@ -257,7 +250,7 @@ def shuffle(text: str, field: FieldContext) -> Outcome:
 def constant(text: str, field: FieldContext) -> Outcome:
     for m in c.CONSTANT_VALUE.finditer(text):
         raw = m.group(1)
-        if not p.is_quoted(raw) and raw.lower() in p.STOPWORDS:
+        if not p.is_quoted(raw) and raw.lower() in p.STOPWORDS and p.to_number(raw) is None:
             continue
         value = _typed(raw, kind(field))
         if value is None:

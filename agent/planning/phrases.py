@@ -17,15 +17,30 @@ def rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, _I)
 
 
-_WORD_NUMBERS: Final[dict[str, float]] = dict(
-    zero=0, one=1, two=2, three=3, four=4, five=5, six=6, seven=7, eight=8, nine=9, ten=10, eleven=11, twelve=12
+_ONES: Final[dict[str, float]] = dict(
+    zero=0, one=1, two=2, three=3, four=4, five=5, six=6, seven=7, eight=8, nine=9, ten=10, eleven=11, twelve=12,
+    thirteen=13, fourteen=14, fifteen=15, sixteen=16, seventeen=17, eighteen=18, nineteen=19,
+)  # fmt: skip
+_TENS: Final[dict[str, float]] = dict(
+    twenty=20, thirty=30, forty=40, fourty=40, fifty=50, sixty=60, seventy=70, eighty=80, ninety=90
+)  # fmt: skip
+_SCALES: Final[dict[str, float]] = dict(hundred=100, thousand=1000, million=1e6, milion=1e6, billion=1e9)
+# "dozen" counts like "hundred" ("two dozen"), not as a number of its own
+_WORD_NUMBERS: Final[dict[str, float]] = {**_ONES, **_TENS, **_SCALES}
+_SMALL: Final = rf"(?:(?:{'|'.join(_TENS)})(?:[\s-](?:{'|'.join(w for w in _ONES if w != 'zero')}))?|{'|'.join(_ONES)})"
+_SCALE: Final = "|".join(_SCALES)
+# "a hundred", "two hundred", "twenty-five", "ten thousand", "a dozen": words read as one number. "a" alone is not
+# one; the scale words need a count before them or stand alone ("hundred" as in "by hundred").
+WORD_NUM: Final = (
+    rf"\b(?:(?:an?|{_SMALL})\s+(?:(?:{_SCALE}|dozens?)\b)(?:\s+(?:{_SCALE})\b)?"
+    rf"|{_SMALL}(?:\s+(?:{_SCALE})\b)?|(?:{_SCALE})\b)(?:\s+and\s+{_SMALL}\b)?(?![\w-])"
 )
-# A number as people type it: 3, +3, -0.5, .5, 1e6, 1,000, $1,000, 10k, "three". Atomic, so a lookahead after it can
-# never make it give back digits ("10%" is not read as "1" followed by "0%").
+# A number as people type it: 3, +3, -0.5, .5, 1e6, 1,000, $1,000, 10k, "three", "a hundred". Atomic, so a lookahead
+# after it can never make it give back digits ("10%" is not read as "1" followed by "0%").
 NUM: Final = (
     r"(?<![\w.,])(?>[+\-−]?\$?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)?(?:\.[0-9]+)?(?<=[0-9])"
-    r"(?:e[+\-]?[0-9]{1,3})?(?:k(?!\w))?"
-    r"|\b(?:" + "|".join(_WORD_NUMBERS) + r")\b)"
+    r"(?:e[+\-]?[0-9]{1,3})?(?:k(?!\w)|\s?(?:mil(?:l?ions?)?|milions?|mn)\b)?"
+    rf"|{WORD_NUM})"
 )
 QUOTED: Final = (
     r"(?:(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\""  # 'single' (not an apostrophe) and "double"
@@ -39,17 +54,49 @@ _QUOTES: Final = {"'": "'", '"': '"', "“": "”", "‘": "’", "`": "`"}
 
 def to_number(raw: str) -> float | None:
     """The value of a NUM match; None when it is not a finite number."""
-    text = raw.strip().lower().replace("−", "-").replace("$", "").replace(",", "")
-    factor = 1000.0 if text.endswith("k") else 1.0
-    text = text.removesuffix("k")
+    text = " ".join(raw.strip().lower().replace("−", "-").replace("$", "").replace(",", "").split())
     sign = -1.0 if text.startswith("-") else 1.0
-    if text.lstrip("+-") in _WORD_NUMBERS:
-        return sign * _WORD_NUMBERS[text.lstrip("+-")]
+    text = text.lstrip("+-")
+    if text and text[0].isalpha():
+        return None if (value := _words_value(text)) is None else sign * value
+    factor = 1.0
+    for suffix, scale in (
+        ("millions", 1e6),
+        ("million", 1e6),
+        ("milions", 1e6),
+        ("milion", 1e6),
+        ("mil", 1e6),
+        ("mn", 1e6),
+        ("k", 1e3),
+    ):
+        if text.endswith(suffix) and text[: -len(suffix)].strip()[-1:].isdigit():
+            text, factor = text[: -len(suffix)].strip(), scale
+            break
     try:
-        value = float(text) * factor
+        value = sign * float(text) * factor
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def _words_value(text: str) -> float | None:
+    """ "a hundred" 100, "twenty-five" 25, "two hundred thousand" 200000; None for anything else."""
+    total, current = 0.0, 0.0
+    for word in text.replace("-", " ").split():
+        if word == "and":
+            continue
+        if word in ("a", "an"):
+            current = 1.0
+        elif word in _ONES or word in _TENS:
+            current += _ONES.get(word, 0.0) + _TENS.get(word, 0.0)
+        elif word in ("hundred", "dozen"):
+            current = (current or 1.0) * (100 if word == "hundred" else 12)
+        elif word in _SCALES:
+            total += (current or 1.0) * _SCALES[word]
+            current = 0.0
+        else:
+            return None
+    return total + current
 
 
 def is_quoted(raw: str) -> bool:
@@ -66,13 +113,28 @@ _PART: Final = r"[A-Za-z_]\w*(?:-\w+)*"
 DOTTED: Final = rf"(?<![\w.\-]){_PART}(?:\.{_PART})+"
 DOTTED_RX: Final = rx(DOTTED)
 FIELD_IN_DATASET: Final = rx(
-    rf"(?<![\w.\-])({_PART})\s+(?:(?:field|column)\s+)?(?:in|of|from)\s+(?:the\s+)?(?:(?:table|dataset)\s+)?({DOTTED})"
+    rf"(?<![\w.\-])({_PART})\s+(?:(?:field|column)\s+)?(?:in|of|from)\s+(?:the\s+)?"
+    rf"(?:(?:table|dataset|view|(?:kafka\s+)?(?:topic|stream)|feature\s+(?:table|view))\s+)?({DOTTED})"
+)
+DATASET_SENDS_FIELD: Final = rx(
+    rf"({DOTTED})\s+(?:sends|emits|publishes|writes|produces|has|carries|delivers|reports|ships)\s+(?:the\s+|its\s+)?"
+    rf"(?:(?:field|column)\s+)?({_PART})"
+)
+# Names that end like a model's: in "with amount in cents, does fraud_detector still work?" the change is to amount.
+MODELISH: Final = rx(r"(?:detector|model|scorer|classifier|predictor|regressor|ranker|forecaster|_v[0-9]+)$")
+WORD_BEFORE: Final = re.compile(rf"(?<![\w.\-'])({_PART})\s*")
+# Words between a field and its change: "amount is being sent in cents", "amount arriving in cents".
+LINKING: Final = frozenset(
+    """is are was were be been being gets get got will would to sent sending send arrives arriving arrive comes coming
+    come reported stored written delivered shipped switches switched starts started suddenly now in as the all every
+    values value field column""".split()
 )
 BACKTICKED: Final = re.compile(r"`([^`\n]{1,200})`")
 SNAKE: Final = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w])")
 # Zero-width after the keyword, so "shift on hour" can try "on hour" after "shift on" failed.
 AFTER_KEYWORD: Final = rx(
-    r"\b(?:on|of|for|in|uses?|using|owns|consumes?|reads?|about|if|when|round(?:ing)?|clip(?:ping)?|capping|"
+    r"\b(?:on|of|for|in|to|uses?|using|owns|consumes?|reads?|maintains|about|if|when|round(?:ing)?|clip(?:ping)?|capping|"
+    r"every|each|all|attaches|where\s+is|switch(?:es)?|sends?|ships?|emits?|test|try|evaluate|simulate|assess|"
     r"scal(?:e|ing)|shift(?:ing)?|negating|shuffl(?:e|ing)|renam(?:e|ing))\s+"
     rf"(?=(?:the\s+)?(?:(?:field|column|model|dataset|table|feature)\s+)?({_PART}))"
 )
@@ -90,8 +152,14 @@ STOPWORDS: Final = frozenset(
     rounding shift shifted noise jitter shuffle shuffled constant default negative sign time zone timezone utc
     everything anything something use uses used using please thanks hi hello hey help appears gets comes added
     introduced shows called named like whole nearest decimals decimal place places appear appearing arrive arrives
-    occur occurs show start starts begin begins emerge emerges""".split()
-)
+    occur occurs show start starts begin begins emerge emerges up down out off over back away around through again
+    now too very still yet ever never suddenly later soon we someone somebody one ones pops turns goes went come
+    tagged blocked blocking passed failing team teams maintains reads ship shipping send sending sends know see
+    check wonder want need make happen happens work works deploy release push source system upstream vendor api
+    service feed kafka topic stream job pipeline arriving arrives coming plan planning next sprint wrong bad join
+    joins attaches radius blast effect effects utc gmt cet cest est edt pst pdt cst cdt mst mdt ist jst bst eet wet
+    aest""".split()
+) | frozenset(_WORD_NUMBERS)
 
 # --- route ----------------------------------------------------------------------------------------------------
 HELP_ONLY: Final = rx(
@@ -99,12 +167,17 @@ HELP_ONLY: Final = rx(
     r"|what\s+(?:can|do)\s+you\s+do|who\s+are\s+you|what\s+are\s+you|how\s+does\s+(?:this|it)\s+work|usage|menu"
     r"|commands|start|thanks?(?:\s+you)?)\W*"
 )
-HELP_LOOSE: Final = rx(r"\b(?:what\s+(?:can|do)\s+you\s+do|how\s+do\s+i\s+use|what\s+are\s+you\s+for|help)\b")
+HELP_LOOSE: Final = rx(
+    r"\b(?:what\s+(?:can|do)\s+you\s+do|how\s+do\s+i\s+use|what\s+are\s+you\s+for|help)\b"
+    r"|\bwhat\s+(?:kinds?|sorts?|types?)\s+of\s+(?:changes|questions|things)\b|\bwhat\s+(?:questions|changes)\s+can\b"
+)
+VERDICT_WORDS: Final = re.compile(r"\b(?:PASS|BLOCK|WARNING|INCOMPLETE|BLOCKED)\b")
 ASSESS_STRONG: Final = rx(
     r"\bwhat\s+if\b|\bwhat\s+(?:happens|would\s+happen|will\s+happen|breaks|would\s+break|will\s+break|changes|"
     r"is\s+the\s+(?:impact|effect))\b[^?!]{0,200}?\bif\b"
     r"|\b(?:break|breaks|hurt|hurts|degrade|degrades|affect|affected)\b[^?!]{0,200}?\bif\b"
     r"|\bis\s+it\s+safe\s+to\b|\bcan\s+we\s+safely\b"
+    r"|\bif\b[^?!]{0,200}?\b(?:degrade|break|hurt|affect|harm)\w*"
     r"|^\W*(?:(?:please|pls|can\s+you|could\s+you|let'?s|let\s+us|i\s+want\s+to|i'?d\s+like\s+to)\s+)?"
     r"(?:simulate|assess|test|evaluate|try)\b"
 )
@@ -113,18 +186,26 @@ VERDICT: Final = rx(
     r"|\b(?:latest|last|most\s+recent|recent|current|previous)\s+(?:\w+\s+){0,3}?(?:status|results?|assessments?|"
     r"reports?|evidence|runs?|decisions?|outcomes?|checks?)\b"
     r"|\b(?:did|has|does)\s+(?:\S+\s+){0,4}?(?:pass|passed|fail|failed)\b|\b(?:status|results?)\s+(?:of|for)\b"
+    r"|\b(?:get|got|gets|was|been|is|were)\s+(?:\w+\s+)?(?:blocked|flagged|approved|warned)\b|\btagged\b"
+    r"|\b(?:currently|now)\s+(?:marked|tagged|blocked|labell?ed)\b|\blast\s+(?:time|check|run|assessment)\b"
 )
 OWNERS: Final = rx(
     r"\bwho\s+(?:owns|is\s+(?:the\s+)?owner|are\s+the\s+owners|is\s+responsible\s+for|maintains|looks\s+after)\b"
     r"|\bowner(?:s|ship)?\b|\bowned\s+by\b|\bwho\s+(?:should\s+i|do\s+i)\s+(?:ask|contact|talk\s+to)\b"
+    r"|\b(?:which|what)\s+(?:team|group|squad|org\w*)\b|\bwhose\b|\bwho\s+(?:manages|runs|is\s+in\s+charge\s+of|is\s+accountable\s+for|built)\b"
+    r"|\bmaintainers?\b|\bresponsible\s+(?:team|person|people)\b|\bon[-\s]call\b|\bpoint\s+of\s+contact\b"
 )
 CHANGE_HINT: Final = rx(
     r"\b(?:cents?|dollars?|thousands|millions|kilo\w*|grams?|centimet\w*|milli\w*|percent(?:age)?s?|nulls?|"
     r"missing|renam\w*|unseen|shift\w*|time-?\s?zones?|utc|round\w*|clip\w*|capped|floored|clamp\w*|noise|noisy|"
     r"jitter\w*|negat\w*|shuffl\w*|misalign\w*|constant|scaled?|multipl\w*|divided|doubled?|halved?|tripled?|"
-    r"instead\s+of|switch\w*|becomes?|increased?|decreased?|off\s+by|truncat\w*)\b|%|→|->"
+    r"instead\s+of|rather\s+than|switch\w*|becomes?|increased?|decreased?|off\s+by|truncat\w*|pennies|weeks|"
+    r"local\s+time|(?:in|as|into)\s+(?:days|hours|minutes|seconds|years|months|percent|utc|gmt|cet|cest|est|edt|pst|"
+    r"pdt|cst|cdt|mst|mdt|ist|jst|bst|eet|aest))\b|%|→|->|(?:^|\s)[*×/+]\s*[0-9]"
 )
 DEPENDENTS: Final = rx(
+    r"\bwho\s+reads?\b|\bwhere\s+is\s+\S+\s+used\b|\bcomes?\s+from\b|\b(?:models?|features?)\s+using\b|\bwhat\s+reads\b"
+    r"|\bfed\s+by\b|\bworry\s+about\b|\bwho\s+would\s+(?:notice|care)\b|\breads?\s+from\b|\breaders?\b|\bwho\s+(?:is\s+)?using\b|\bfed\s+(?:in)?to\b|\bfeeds?\b|"
     r"\bdepend\w*|\bdownstream\b|\bimpact\w*|\bconsum\w*|\blineage\b|\bused\s+by\b|\brel(?:y|ies)\s+on\b"
     r"|\b(?:who|what)\s+uses\b|\bblast\s+radius\b|\baffected\b|\b(?:readers?|users?)\s+of\b"
     r"|\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:models?|dashboards?|jobs?|pipelines?|features?|assets?|services?|"

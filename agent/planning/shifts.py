@@ -16,8 +16,16 @@ from agent.schemas import FieldContext
 
 def shift_amount(text: str) -> float | None:
     """An additive offset: "shifted by +5", "off by 10", "increase by 3", "reduced by 2", "+5 offset"."""
-    for regex, sign in ((c.SHIFT_DOWN, -1), (c.SHIFT_UP, 1), (c.SHIFT_SIGNED, 1)):
-        if (m := regex.search(text)) and (value := num(m.group(1))) is not None:
+    if m := c.SHIFT_INSTEAD.search(text):
+        new, old = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(5))
+        a, b = num(new), num(old)
+        if a is not None and b is not None:
+            return a - b
+    for regex, sign in (
+        (c.SHIFT_DOWN, -1), (c.SHIFT_LESS, -1), (c.SHIFT_FEE, 1), (c.SHIFT_UP, 1), (c.SHIFT_MORE, 1),
+        (c.SHIFT_SIGNED, 1), (c.SHIFT_PLUS, 1), (c.SHIFT_MINUS, -1),
+    ):  # fmt: skip
+        if (m := regex.search(text)) and (value := num(m.group(1) or m.group(m.lastindex or 1))) is not None:
             return sign * value
     return None
 
@@ -41,7 +49,8 @@ def time_shift(text: str, field: FieldContext) -> Outcome:
     if c.HOUR_FIELD.search(name) or "hour of day" in described.lower():
         offset = _first(hours, shift_amount(text)) if shifting else None
         if shifting and offset is None:
-            return f'Say how many hours {name} moves, e.g. "+3 hour time-zone shift" or "UTC → CET". {CAN_TEST}'
+            local = '"local time" does not say which zone. ' if "local" in text.lower() else ""
+            return f'{local}Say how many hours {name} moves, e.g. "+3 hour time-zone shift" or "UTC → CET". {CAN_TEST}'
         return None if offset is None else _cyclic(offset, 24, "hour", f"hour-of-day {name}")
     if c.DOW_FIELD.search(name) or "day of week" in described.lower():
         if days is None and shifting and not tz_words:
@@ -92,7 +101,7 @@ def _tz_offset(text: str, described: str) -> float | None:
         return _zone(m.group(2)) - _zone(m.group(1))
     if m := c.TZ_INSTEAD.search(text):
         return _zone(m.group(1)) - _zone(m.group(2))
-    if m := c.TZ_SINGLE.search(text):  # "sent in CET": from the zone the field's description names, else UTC
+    if m := c.TZ_SINGLE.search(text) or c.TZ_EXPLICIT.search(text):  # "sent in CET", "Pacific time (UTC-8)"
         home = c.TZ_ANY.search(described)
         return _zone(m.group(1)) - (_zone(home.group()) if home else 0.0)
     return None

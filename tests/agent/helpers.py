@@ -9,9 +9,14 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from agent.llm import API_KEY_ENVS
+from agent.llm_providers import CHAT_API_KEY_ENV, CHAT_BASE_URL_ENV, CHAT_MODEL_ENV, CHAT_TIMEOUT_ENV
 from seed.catalog import FRAUD_MODEL_URN
 
 DEMO_QUESTION = "What happens if payments.transactions.amount is sent in cents instead of dollars?"
+# What makes a Provenance process plan with a chat model (agent/llm.py, agent/llm_providers.py): removed from the
+# environment of the tests that expect the deterministic planner, whatever the developer's shell has set.
+CHAT_MODEL_ENVS = (*API_KEY_ENVS, CHAT_MODEL_ENV, CHAT_BASE_URL_ENV, CHAT_API_KEY_ENV, CHAT_TIMEOUT_ENV)
 
 
 def model_tags(db: Path, urn: str = FRAUD_MODEL_URN) -> list[str]:
@@ -43,7 +48,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def runner_env(home: Path, database_url: str | None) -> dict[str, str]:
     """The environment of another Provenance process on `home` (and on `database_url`, when given)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_API_KEY", "GEMINI_API_KEY"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(CHAT_MODEL_ENVS)}
     for name in ("PROVENANCE_LITE_DB", "PROVENANCE_CATALOG", "PROVENANCE_DATABASE_URL"):
         env.pop(name, None)
     env.update(PROVENANCE_HOME=str(home), DATAHUB_TELEMETRY_ENABLED="false", PYTHONPATH=str(REPO))

@@ -11,8 +11,11 @@ from langchain_core.messages import AIMessage
 from agent.context import AgentContext, CatalogHandle
 from agent.conversation import TurnResult, open_session
 from agent.fakes import scripted
+from agent.graph import planner_name
 from agent.schemas import ExperimentPlan, Intent, RouteDecision
 from agent.state import ApprovalDecision
+from agent.traces.schema import parse_trace
+from agent.traces.store import trace_path
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from tests.agent.helpers import DEMO_QUESTION, catalog_write_count, documents, model_tags
 from tools.evidence.store import read_evidence
@@ -49,6 +52,9 @@ def test_demo_question_blocks_then_approval_writes_tag_and_document(settings: Pr
 
     first, second = asyncio.run(go())
     assert first.pending is not None and first.pending.verdict == "BLOCK"
+    assert first.pending.change_tested.startswith(
+        "scale payments.public.transactions.amount ×100 on 100% of rows (seed 0) — "
+    )
     assert any(BLOCK in w for w in first.pending.writes)
     assert second is not None and second.values["publication"].status == "published"
     assert model_tags(db) == [BLOCK]
@@ -105,8 +111,49 @@ def test_fake_llm_plan_is_validated_and_its_verdict_ignored(settings: Provenance
     before = catalog_write_count(settings.lite_db)
     first, _ = _run(settings, DEMO_QUESTION, model=model)
     assert first.pending is not None and first.pending.verdict == "BLOCK"
-    assert read_evidence(settings.home, first.pending.run_id).plan.planner == "gemini"
+    assert read_evidence(settings.home, first.pending.run_id).plan.planner == "chat_model"  # not Gemini
     assert catalog_write_count(settings.lite_db) == before
+
+
+def test_the_recorded_planner_names_gemini_only_for_gemini() -> None:
+    """By class name and module, without importing langchain-google-genai: a subclass is Gemini too, the scripted
+    fake (or an OpenAI/Ollama model) is "chat_model". The real client is checked in tests/agent/traces/replay."""
+    gemini = type("ChatGoogleGenerativeAI", (), {"__module__": "langchain_google_genai.chat_models"})
+    assert planner_name(gemini()) == "gemini"
+    assert planner_name(type("Tuned", (gemini,), {})()) == "gemini"
+    assert planner_name(type("ChatGoogleGenerativeAI", (), {"__module__": "elsewhere"})()) == "chat_model"
+    assert planner_name(scripted()) == "chat_model"
+
+
+def test_the_approval_request_carries_the_change_tested_as_validated(settings: ProvenanceSettings) -> None:
+    """The plan in one sentence, from the validated mutation (not the proposal's spelling), with the planner's
+    rationale and assumptions: kept in the checkpoint's interrupt and in the trace."""
+    model = scripted(
+        RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount", change="cents"),
+        ExperimentPlan(
+            op="Scale",
+            params={"factor": "100"},
+            fraction=0.5,
+            rationale="dollars → cents.",
+            assumptions=["half of the rows, as asked"],
+        ),
+    )
+    first, _ = _run(settings, DEMO_QUESTION, model=model)
+    expected = (
+        "scale payments.public.transactions.amount ×100 on 50% of rows (seed 0) — dollars → cents. "
+        "Assumed: half of the rows, as asked."
+    )
+    assert first.pending is not None and first.pending.change_tested == expected
+
+    async def reopened() -> str | None:
+        async with open_session(settings) as session:
+            pending = await session.pending("t-1")
+            return pending.change_tested if pending else None
+
+    assert asyncio.run(reopened()) == expected
+    trace = parse_trace(trace_path(settings.home, "t-1").read_bytes(), "t-1")
+    outcome = trace.last_outcome
+    assert outcome is not None and outcome.pending is not None and outcome.pending.change_tested == expected
 
 
 def test_non_allowlisted_or_out_of_bounds_plans_are_refused_with_the_reason(settings: ProvenanceSettings) -> None:

@@ -3,7 +3,6 @@ scripted fake that the rest of the test suite and trace replay rely on. No test 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -24,28 +23,13 @@ from typing_extensions import TypedDict
 from agent.fakes import as_tool_call, scripted
 from agent.llm import BASE_URL_ENV, MODEL_ENV, LlmPlanner, PlannerError, chat_model_from_env
 from agent.prompts import PLAN_SYSTEM_PROMPT, ROUTE_SYSTEM_PROMPT, plan_messages, route_messages
-from agent.schemas import ExperimentPlan, FieldContext, Intent, RouteDecision
+from agent.schemas import ExperimentPlan, RouteDecision
+from tests.agent.llm_shared import FIELD, PLAN, QUESTION, ROUTE, T, run
 from tools.mutations import parse_mutation
 from tools.mutations.operators import Scale
 
-QUESTION = "What happens if payments.transactions.amount is sent in cents?"
-FIELD = FieldContext(
-    dataset_urn="urn:li:dataset:(urn:li:dataPlatform:postgres,payments.transactions,PROD)",
-    field="amount",
-    field_type="NUMBER",
-    native_type="numeric(12,2)",
-    description="Transaction amount in US dollars.",
-)
-ROUTE = RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount", change="sent in cents")
-PLAN = ExperimentPlan(op="scale", params={"factor": 100}, rationale="Cents are dollars times 100.")
-T = TypeVar("T")
-
 # google-genai subclasses aiohttp.ClientSession, which aiohttp warns about; third-party noise, not our concern.
 pytestmark = pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
 
 
 # ---------------------------------------------------------------- (a) the factory

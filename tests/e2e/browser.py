@@ -39,6 +39,7 @@ USER, PASSWORD = "provenance", "provenance"  # the documented defaults
 SERVER_START_S = 120  # imports alone take ~15 s on a busy two-core machine
 TURN_MS = 120_000  # an assessment replays 7,200 rows; the first one also starts the MCP server
 HERMETIC_ENV_PREFIXES = ("PROVENANCE_", "DATAHUB_", "CHAINLIT_", "LITERAL_")  # LITERAL_API_KEY: a cloud data layer
+# The chat model's keys; its PROVENANCE_CHAT_* settings go with the PROVENANCE_ prefix above.
 NO_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY", "DATABASE_URL")
 
 

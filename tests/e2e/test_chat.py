@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from agent.chat.messages import STARTERS
 from seed.catalog import FRAUD_MODEL_URN
@@ -17,6 +17,28 @@ from tools.evidence.store import list_run_ids, read_evidence
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 BLOCK_TAG = "urn:li:tag:provenance:BLOCK"
+PLANNED_CHANGE = "scale payments.public.transactions.amount ×100 on 100% of rows (seed 0) — "  # the demo's plan
+
+
+def _plan_said_before_the_experiment(chat: Chat) -> str:
+    """The planned experiment is its own message, before the experiment's step, the verdict card and the approval
+    question; returns its sentence (what the approval must repeat)."""
+    messages = chat.page.locator(ASSISTANT)
+    planned = messages.filter(has_text="Planned experiment:").last
+    expect(planned).to_contain_text(f"Planned experiment: {PLANNED_CHANGE}")
+    texts = [" ".join(text.split()) for text in messages.all_inner_texts()]
+    at = max(i for i, text in enumerate(texts) if text.startswith("Planned experiment: "))
+    later = texts[at + 1 :]
+    assert any("Verdict: BLOCK" in t for t in later) and any("Publish the verdict" in t for t in later), texts
+    assert _before(chat.page.get_by_text("Used plan", exact=True).last, planned)
+    assert _before(planned, chat.page.get_by_text("Used experiment.measure", exact=True).last)
+    return texts[at].removeprefix("Planned experiment: ")
+
+
+def _before(first: Locator, second: Locator) -> bool:
+    """`first` comes before `second` in the page (document order)."""
+    handle = second.element_handle()
+    return bool(first.evaluate("(a, b) => !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING)", handle))
 
 
 def _assess_until_approval(chat: Chat) -> str:
@@ -24,7 +46,11 @@ def _assess_until_approval(chat: Chat) -> str:
     runs_before = set(list_run_ids(chat.server.home))
     chat.send(DEMO_QUESTION)
     expect(chat.page.get_by_role("button", name="Approve")).to_be_visible(timeout=TURN_MS)
+    change = _plan_said_before_the_experiment(chat)
     card = chat.page.locator(ASSISTANT).filter(has_text="Verdict: BLOCK").last
+    expect(card).to_contain_text(f"Approving publishes the verdict BLOCK of the change tested: {change}")
+    question = chat.page.locator(ASSISTANT).filter(has_text="Publish the verdict BLOCK to DataHub").last
+    expect(question).to_contain_text(f"Change tested: {change}")  # next to the Approve / Reject buttons
     expect(card).to_contain_text("fraud_detector")
     expect(card).to_contain_text("Flip rate (95% CI)")
     expect(card).to_contain_text(f"set tag {BLOCK_TAG} on {FRAUD_MODEL_URN}")  # URNs survive the Markdown
@@ -101,6 +127,8 @@ def test_reopened_chat_asks_for_the_pending_approval_again(chat: Chat) -> None:
     chat.page.wait_for_url(f"**/thread/{thread_id}")
     chat.expect_answer(f"Run {run_id} (BLOCK) is still waiting for your decision")
     expect(chat.page.get_by_role("button", name="Approve")).to_have_count(1)
+    asked_again = chat.page.locator(ASSISTANT).filter(has_text="Publish the verdict BLOCK").last
+    expect(asked_again).to_contain_text(f"Change tested: {PLANNED_CHANGE}")  # kept in the checkpoint
 
     chat.decide("Approve")
     chat.expect_answer("Published")

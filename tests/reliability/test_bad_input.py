@@ -35,6 +35,7 @@ from agent.schemas import FieldContext
 from agent.traces.schema import TraceError, parse_trace
 from agent.traces.store import sorted_trace_files
 from seed.catalog import KAFKA_TOPIC_URN, POSTGRES_TABLE_URN
+from tests.agent.helpers import CHAT_MODEL_ENVS
 from tests.reliability.common import fresh_home, settings_for, snapshot
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.discoverer import Discoverer
@@ -543,8 +544,7 @@ def cli_arguments(home: Path, examples: int) -> DomainFigures:
         PROVENANCE_CATALOG="datahub",
         DATAHUB_GMS_URL=None,
         PROVENANCE_LITE_DB=None,
-        GOOGLE_API_KEY=None,
-        GEMINI_API_KEY=None,
+        **dict.fromkeys(CHAT_MODEL_ENVS),
     ):
         return _run(tally, prop)
 

@@ -37,6 +37,7 @@ from agent.nodes.approval import publish_run
 from agent.recovery import continue_thread, thread_status
 from agent.state import ApprovalDecision
 from seed.catalog import FRAUD_MODEL_URN, STATUS_TAG_URNS
+from tests.agent.helpers import CHAT_MODEL_ENVS
 from tests.reliability.common import DEMO_QUESTION, documents_titled, fresh_home, settings_for, snapshot
 from tests.reliability.crash_runner import KILL_EXIT, KILL_POINTS
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, read_evidence, runs_dir
@@ -113,7 +114,7 @@ class KillFigures:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOOGLE_API_KEY", "GEMINI_API_KEY"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(CHAT_MODEL_ENVS)}
     env.update(PROVENANCE_HOME=str(home), DATAHUB_TELEMETRY_ENABLED="false", PYTHONPATH=str(REPO))
     env.pop("PROVENANCE_LITE_DB", None)
     env.pop("PROVENANCE_CATALOG", None)

@@ -39,7 +39,7 @@ class ChangeRequest(BaseModel):
 
 
 class PlanRecord(BaseModel):
-    planner: Literal["cli", "deterministic", "gemini", "replay"]
+    planner: Literal["chat_model", "cli", "deterministic", "gemini", "replay"]
     mutation: Mutation | None = Field(description="the validated mutation; None when no plan was made")
     description: str
     rationale: str = ""

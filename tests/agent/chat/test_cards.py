@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.chat.cards import metrics_line, publication_markdown, run_files, verdict_card
+from agent.chat.cards import approval_question, metrics_line, publication_markdown, run_files, verdict_card
+from agent.chat.messages import plain
 from agent.state import ApprovalRequest
 from policies.engine import Verdict
 from tests.agent.chat.helpers import DATASET_URN, MODEL_URN, fraud_metrics, fraud_model
@@ -61,6 +62,34 @@ def test_verdict_card_shows_verdicts_metrics_with_intervals_reasons_and_writes(t
     assert f"`{runs_dir(tmp_path) / evidence.run_id / 'evidence.json'}`" in card
     assert "set tag urn\\:li\\:tag\\:provenance\\:BLOCK" in card
     assert "Approving writes" not in verdict_card(tmp_path, evidence)
+    assert "**Approving publishes the verdict BLOCK**\n\n**Approving writes to DataHub:**" in card  # old checkpoints
+
+
+def test_the_approval_repeats_the_change_tested_next_to_the_verdict_and_the_writes(tmp_path: Path) -> None:
+    evidence = _evidence(tmp_path, [fraud_model()])
+    change = "scale payments.public.transactions.amount ×100 on 100% of rows (seed 0) — cents. Assumed: all rows."
+    request = ApprovalRequest(
+        run_id=evidence.run_id,
+        verdict=Verdict.BLOCK,
+        change_tested=change,
+        models={MODEL_URN: Verdict.BLOCK},
+        writes=[f"set tag urn:li:tag:provenance:BLOCK on {MODEL_URN}"],
+        report="report.md",
+        question="q",
+    )
+    said = plain(change)
+    lines = verdict_card(tmp_path, evidence, request).splitlines()
+    at = lines.index(f"**Approving publishes the verdict BLOCK** **of the change tested:** {said}")
+    assert lines[at + 1 : at + 4] == [
+        "",
+        "**Approving writes to DataHub:**",
+        "- " + plain(f"set tag urn:li:tag:provenance:BLOCK on {MODEL_URN}"),
+    ]
+    assert approval_question(request) == (
+        f"Publish the verdict **BLOCK** to DataHub (tag and impact document)?\n\n**Change tested:** {said}"
+    )
+    no_change = request.model_copy(update={"change_tested": ""})
+    assert approval_question(no_change) == "Publish the verdict **BLOCK** to DataHub (tag and impact document)?"
 
 
 def test_card_of_an_unmeasured_model_and_the_run_files(tmp_path: Path) -> None:

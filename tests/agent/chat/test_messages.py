@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.chat.messages import DEMO_QUESTION, STARTERS, answer_markdown, plain
+from agent.chat.messages import DEMO_QUESTION, STARTERS, answer_markdown, plain, planned_experiment_markdown
 from agent.state import AgentState
 from tools.evidence.schema import StageFailure
 
@@ -27,3 +27,11 @@ def test_starters_cover_the_demo_and_the_three_catalog_questions() -> None:
     assert {"owners", "dependents", "latest verdict"} <= {
         "owners" if "Who owns" in m else "dependents" if "depends on" in m else "latest verdict" for m in messages[1:]
     }
+
+
+def test_the_planned_experiment_keeps_its_words_with_a_bold_label() -> None:
+    sentence = "Planned experiment: scale a.b ×100 on 100% of rows (seed 0) — cents. Assumed: no share: 100% of rows."
+    assert planned_experiment_markdown(sentence) == (
+        "**Planned experiment:** scale a\\.b ×100 on 100% of rows \\(seed 0\\) — cents\\. Assumed\\: no share\\: "
+        "100% of rows\\."
+    )

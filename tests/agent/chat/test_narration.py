@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.chat.narration import StepNarrator, StepView
-from agent.schemas import FieldContext, Intent, RouteDecision
+from agent.schemas import ExperimentPlan, FieldContext, Intent, RouteDecision
 from agent.state import ApprovalDecision
 from policies.engine import Verdict
 from tests.agent.chat.helpers import DATASET_URN, fraud_model
@@ -62,3 +62,28 @@ def test_a_step_whose_node_failed_is_an_error_showing_only_the_new_failure() -> 
     second = StageFailure(stage="write_evidence", message="disk full")
     later = narrator.view("write_evidence", {"failures": [first, second]})
     assert later is not None and later.output == "write_evidence failed: disk full"
+
+
+def test_the_plan_is_said_in_one_sentence_before_the_experiment() -> None:
+    narrator = StepNarrator(question="amount in cents?")
+    field = FieldContext(dataset_urn=DATASET_URN, field="amount", field_type="NUMBER")
+    narrator.view("gather_context", {"field_context": field})
+    assert narrator.planned_experiment("gather_context", {"field_context": field}) is None
+    plan = ExperimentPlan(
+        op="scale",
+        params={"factor": "100"},  # as proposed; the sentence says what was validated
+        rationale="dollars → cents multiplies every amount by 100.",
+        assumptions=["no share given: 100% of rows"],
+    )
+    record = PlanRecord(
+        planner="deterministic", mutation={"op": "scale", "factor": 100}, description="scale amount by 100"
+    )
+    update = {"plan": plan, "plan_record": record}
+    narrator.view("plan", update)
+    assert narrator.planned_experiment("plan", update) == (
+        "Planned experiment: scale payments.public.transactions.amount ×100 on 100% of rows (seed 0) — "
+        "dollars → cents multiplies every amount by 100. Assumed: no share given: 100% of rows."
+    )
+    refused = StageFailure(stage="plan", message="cannot model 'make it blue'", kind="input")
+    assert narrator.planned_experiment("plan", {"failures": [refused]}) is None
+    assert narrator.planned_experiment("experiment.measure", update) is None

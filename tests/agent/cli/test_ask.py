@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import builtins
 import os
 import subprocess
 import sys
@@ -9,13 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.helpers import DEMO_QUESTION, catalog_write_count, documents, model_tags
+from agent.cli.conversation import _converse
+from tests.agent.helpers import CHAT_MODEL_ENVS, DEMO_QUESTION, catalog_write_count, documents, model_tags
+from tools.settings import ProvenanceSettings
+
+DEMO_CHANGE = "scale payments.public.transactions.amount ×100 on 100% of rows (seed 0) — "
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PROVENANCE_HOME": str(home)}
-    env.pop("GOOGLE_API_KEY", None)
-    env.pop("GEMINI_API_KEY", None)
+    env = {k: v for k, v in os.environ.items() if k not in CHAT_MODEL_ENVS}
+    env["PROVENANCE_HOME"] = str(home)
     return subprocess.run(
         [sys.executable, "-m", "agent.cli", *args],
         capture_output=True,
@@ -33,6 +39,7 @@ def test_pending_approval_survives_the_process(seeded_home: Path, decision: str)
     first = _cli(seeded_home, "ask", DEMO_QUESTION, "--thread", "durable-1")
     assert first.returncode == 20, first.stderr  # BLOCK, pending
     assert "Approval pending. Resume with: provenance resume durable-1" in first.stdout
+    assert f"Change tested: {DEMO_CHANGE}" in first.stdout  # what a later --approve would publish the verdict of
     assert catalog_write_count(db) == before
 
     second = _cli(seeded_home, "resume", "durable-1", decision)
@@ -47,3 +54,38 @@ def test_pending_approval_survives_the_process(seeded_home: Path, decision: str)
 
     again = _cli(seeded_home, "resume", "durable-1", "--approve")
     assert again.returncode == 2 and "no pending approval" in again.stderr
+
+
+def test_the_terminal_prompt_says_the_change_tested_before_asking(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`provenance ask` on a terminal: the verdict, the change tested and the writes are printed before the
+    question, so a wrong plan is caught by the person approving it."""
+    for name in CHAT_MODEL_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    asked: list[tuple[str, str]] = []
+
+    def answer(prompt: str = "") -> str:
+        asked.append((capsys.readouterr().out, prompt))
+        return "n"
+
+    monkeypatch.setattr(builtins, "input", answer)
+    db = seeded_home / "catalog.db"
+    before = catalog_write_count(db)
+    args = argparse.Namespace(no_publish=False, thread="tty-1", approve=False, reject=False)
+    code = asyncio.run(_converse(ProvenanceSettings(provenance_home=seeded_home), args, DEMO_QUESTION))
+
+    assert code == 20  # BLOCK, rejected
+    assert len(asked) == 1
+    printed, prompt = asked[0]
+    assert prompt == "Publish to DataHub? [y/N] "
+    lines = printed.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Approval needed for run "))
+    assert lines[at].endswith("(verdict BLOCK).")
+    assert lines[at + 1].startswith(f"Change tested: {DEMO_CHANGE}")
+    assert lines[at + 1].endswith(".")
+    assert lines[at + 2] == "Approving writes:"
+    assert lines[at + 3].startswith("  - set tag urn:li:tag:provenance:BLOCK on ")
+    assert catalog_write_count(db) == before
+    assert "Publication: rejected" in capsys.readouterr().out

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent.conversation import TurnResult
-from tests.agent.helpers import catalog_write_count
+from tests.agent.helpers import CHAT_MODEL_ENVS, catalog_write_count
 from tools.evidence.store import runs_dir
 from tools.settings import ProvenanceSettings
 
@@ -30,8 +30,8 @@ class Recorded:
 
 
 def go_offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No API key, and any attempt to open the catalog (endpoint + MCP server) fails."""
-    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+    """No chat model settings, and any attempt to open the catalog (endpoint + MCP server) fails."""
+    for name in CHAT_MODEL_ENVS:
         monkeypatch.delenv(name, raising=False)
 
     def no_catalog(*_args: object, **_kwargs: object) -> None:
@@ -54,7 +54,7 @@ def edited(trace: Path, target: Path, edit: object) -> Path:
 
 
 def cli_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+    env = {k: v for k, v in os.environ.items() if k not in CHAT_MODEL_ENVS}
     env["PROVENANCE_HOME"] = str(home)
     return env
 

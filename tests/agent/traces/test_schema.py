@@ -65,3 +65,16 @@ def test_a_trace_recorded_before_tasks_reads_as_binary() -> None:
     (read,) = outcome.models
     assert read.task is None and read.metrics is not None and read.metrics.task == "binary"
     assert read.metrics.regression is None and read.metrics.segments is None
+
+
+@pytest.mark.parametrize("planner", ["gemini", "chat_model"])
+def test_a_trace_reads_both_chat_model_planner_names(planner: str) -> None:
+    """Traces recorded as "gemini" (before other chat models could plan) still load, next to "chat_model"."""
+    raw = trace_of(fraud_metrics()).model_dump(mode="json")
+    raw["planner"] = raw["turns"][0]["planner"] = planner
+    raw["turns"][0]["outcome"]["plan_record"] = {"planner": planner, "mutation": None, "description": "no plan"}
+
+    parsed = parse_trace(json.dumps(raw).encode(), "t.json")
+    outcome = parsed.turns[0].outcome
+    assert parsed.planner == parsed.turns[0].planner == planner
+    assert outcome is not None and outcome.plan_record is not None and outcome.plan_record.planner == planner

@@ -146,7 +146,7 @@ def test_live_replay_reports_catalog_changes_and_never_writes(recorded: Recorded
         backup.unlink()
 
 
-def test_gemini_path_trace_replays_offline(settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chat_model_path_trace_replays_offline(settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch) -> None:
     """Structured output in both shapes (JSON text, tool call); the decision comes from another "process"."""
     model = scripted(
         RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount", change="sent in cents"),
@@ -155,17 +155,17 @@ def test_gemini_path_trace_replays_offline(settings: ProvenanceSettings, monkeyp
 
     async def ask() -> TurnResult:
         async with open_session(settings, model=model) as session:
-            return await session.ask(DEMO_QUESTION, thread_id="gemini-1")
+            return await session.ask(DEMO_QUESTION, thread_id="llm-1")
 
     async def decide() -> TurnResult:  # a new session, as `provenance resume` in another process
         async with open_session(settings) as session:
-            return await session.decide("gemini-1", ApprovalDecision(decision="reject", by="test"))
+            return await session.decide("llm-1", ApprovalDecision(decision="reject", by="test"))
 
     first = asyncio.run(ask())
     assert first.pending is not None
     asyncio.run(decide())
-    trace = read_trace(trace_path(settings.home, "gemini-1"))
-    assert trace.planner == "gemini" and trace.chat_model == "FakeToolChatModel"
+    trace = read_trace(trace_path(settings.home, "llm-1"))
+    assert trace.planner == "chat_model" and trace.chat_model == "FakeToolChatModel"
     ask_turn, decide_turn = trace.turns
     assert len(ask_turn.llm_outputs) == 2
     assert json.loads(ask_turn.llm_outputs[0]["data"]["content"])["intent"] == "assess"
@@ -175,15 +175,15 @@ def test_gemini_path_trace_replays_offline(settings: ProvenanceSettings, monkeyp
 
     go_offline(monkeypatch)
     keep = settings.home.parent / "replay"
-    report = replay_trace("gemini-1", settings, home=keep)
+    report = replay_trace("llm-1", settings, home=keep)
     assert report.reproduced, report.render()
     (run_id,) = [p.name for p in runs_dir(keep).iterdir() if not p.name.startswith(".")]
-    assert read_evidence(keep, run_id).plan.planner == "replay"  # compared as the recorded "gemini" plan
+    assert read_evidence(keep, run_id).plan.planner == "replay"  # compared as the recorded "chat_model" plan
     assert read_evidence(keep, run_id).publication.status == "rejected"
 
     # An LLM output that the replay would need, removed: the turn no longer reproduces, and says why.
     broken = edited(
-        trace_path(settings.home, "gemini-1"),
+        trace_path(settings.home, "llm-1"),
         settings.home.parent / "short.json",
         lambda raw: raw["turns"][0]["llm_outputs"].pop(),
     )
