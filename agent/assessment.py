@@ -20,6 +20,7 @@ from agent.context import AgentContext
 from agent.graph import build_graph
 from agent.schemas import ExperimentPlan, FieldContext, Intent, PlannerName, RouteDecision
 from agent.state import state_from_values
+from tools.catalog.calls import collect_calls
 from tools.catalog.session import CatalogError
 from tools.evidence.schema import Evidence
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, read_evidence, runs_dir
@@ -99,9 +100,9 @@ async def assess_change(context: AgentContext, dataset_urn: str, field: str, mut
     graph = build_graph(context=fixed, checkpointer=InMemorySaver())
     question = f"assess: {mutation.describe(field)} on {dataset_urn}.{field}"
     config: Any = {"configurable": {"thread_id": f"assess-{uuid.uuid4().hex[:12]}"}}
-    state = state_from_values(
-        await graph.ainvoke({"messages": [HumanMessage(question)], "publish_mode": "no_publish"}, config)
-    )
+    with collect_calls():  # the evidence counts this assessment's calls
+        values = await graph.ainvoke({"messages": [HumanMessage(question)], "publish_mode": "no_publish"}, config)
+    state = state_from_values(values)
     failures, run_id = state.failures, state.run_id
     if run_id is None:
         refused = [f.message for f in failures if f.kind == "input"]

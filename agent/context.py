@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
@@ -19,7 +18,7 @@ from agent.schemas import ExperimentPlan, FieldContext, PlannerName, RouteDecisi
 from policies.engine import LoadedPolicy, load_policy
 from tools.catalog.connection import Catalog, open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
-from tools.catalog.session import CatalogSession, ToolCallRecord, WriterSession
+from tools.catalog.session import WriterSession
 from tools.experiment.executor import ExperimentExecutor, make_executor
 from tools.settings import ProvenanceSettings, load_settings
 
@@ -46,46 +45,6 @@ class DeterministicPlanner:
         from agent.planning.deterministic import plan
 
         return plan(text, field)
-
-
-_CALL_SINK: ContextVar[list[ToolCallRecord] | None] = ContextVar("provenance_call_sink", default=None)
-
-
-class TappedCalls(list[ToolCallRecord]):
-    """`CatalogSession.calls`, also copied to the sink of the conversation turn making the call.
-
-    One session serves every thread of a process (the chat runs many at once), so a turn cannot take "the calls
-    since it started": another thread's calls may be among them. Each turn's nodes run in tasks that inherit the
-    turn's context, so a context variable tells which turn a call belongs to.
-    """
-
-    def append(self, record: ToolCallRecord) -> None:
-        super().append(record)
-        sink = _CALL_SINK.get()
-        if sink is not None:
-            sink.append(record)
-
-    def extend(self, records: Iterable[ToolCallRecord]) -> None:
-        for record in records:
-            self.append(record)
-
-
-def tap_calls(session: CatalogSession) -> CatalogSession:
-    """Make the session's call log report to `collect_calls` (idempotent)."""
-    if not isinstance(session.calls, TappedCalls):
-        session.calls = TappedCalls(session.calls)
-    return session
-
-
-@contextmanager
-def collect_calls() -> Iterator[list[ToolCallRecord]]:
-    """Every catalog call made in this context (and the tasks it starts) while the block runs, in order."""
-    sink: list[ToolCallRecord] = []
-    token = _CALL_SINK.set(sink)
-    try:
-        yield sink
-    finally:
-        _CALL_SINK.reset(token)
 
 
 T = TypeVar("T")
@@ -166,7 +125,6 @@ class CatalogHandle:
                 held = _Held(lambda: open_catalog(self.settings), "provenance-catalog")
                 self._catalog = await held.open()
                 self._held = held
-                tap_calls(self._catalog.session)
             return self._catalog
 
     async def reader(self) -> CatalogReader:
@@ -179,8 +137,8 @@ class CatalogHandle:
         catalog = await self.get()
         held = _Held(lambda: open_writer(catalog), "provenance-catalog-writer")
         session = await held.open()
-        # One call log per process, as with a single session: the turn's calls, the traces and the call count
-        # see the writes among the reads.
+        # One call log for reader and writer: the session's count sees the writes among the reads (each call is
+        # also reported to the collectors of the run that made it, tools/catalog/calls.py).
         session.calls = catalog.session.calls
         writer = CatalogWriter(session)
         self._writers[writer] = held

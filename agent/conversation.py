@@ -26,12 +26,13 @@ from langgraph.types import Command
 
 from agent.checkpoints import open_checkpointer
 from agent.claims import run_claim
-from agent.context import AgentContext, CatalogHandle, collect_calls
+from agent.context import AgentContext, CatalogHandle
 from agent.errors import AlreadyDecided, UsageError
 from agent.graph import build_graph
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest, PublishMode, state_from_values
 from agent.traces.recorder import TraceRecorder
 from agent.traces.schema import TurnInput
+from tools.catalog.calls import collect_calls
 from tools.evidence.store import EvidenceError, read_evidence
 from tools.settings import ProvenanceSettings
 
@@ -97,7 +98,8 @@ class Session:
     ) -> TurnResult:
         """One recorded turn: the trace gets the input first, then (also on failure) what the turn did."""
         if self.recorder is None:
-            return await self._run(graph_input, thread_id, callbacks, on_update)
+            with collect_calls():  # the evidence counts this turn's calls (tools/catalog/calls.py)
+                return await self._run(graph_input, thread_id, callbacks, on_update)
         active = self.recorder.begin(thread_id, turn_input)
         with collect_calls() as calls:
             try:

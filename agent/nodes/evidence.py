@@ -11,6 +11,7 @@ from agent.context import AgentContext
 from agent.nodes.failures import Node, publishable
 from agent.state import AgentState
 from policies.engine import Verdict, overall_verdict
+from tools.catalog.calls import calls_of_this_run
 from tools.evidence.build import environment, policy_record
 from tools.evidence.schema import ChangeRequest, Evidence, PlanRecord, PublicationRecord, new_run_id
 from tools.evidence.store import EvidenceError, read_evidence, runs_dir, update_evidence, write_run
@@ -50,7 +51,8 @@ def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Ev
         verdict=verdict,
         verdict_reasons=reasons,
         policy=policy_record(ctx.policy),
-        mcp_calls=len(catalog.session.calls) if catalog else 0,
+        # Sessions and `provenance assess` open the collector; a bare graph (langgraph dev) counts none.
+        mcp_calls=len(calls_of_this_run() or []),
         environment=environment(),
         failures=state.failures,
         publication=PublicationRecord(

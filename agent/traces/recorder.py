@@ -36,8 +36,8 @@ from agent.traces.schema import (
     TurnOutcome,
 )
 from agent.traces.store import locked, read_trace, sha256_file, trace_id_for, trace_path, write_trace
+from tools.catalog.calls import ToolCallRecord
 from tools.catalog.discovery import Discovery
-from tools.catalog.session import ToolCallRecord
 from tools.evidence.build import environment, policy_record
 from tools.evidence.schema import ModelEvidence
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, read_evidence, runs_dir

@@ -16,7 +16,7 @@ from agent.schemas import ExperimentPlan, PlannerName, RouteDecision
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
 from policies.engine import Reason, Verdict
 from policies.metrics import ModelMetrics, Task
-from tools.catalog.session import ToolCallRecord
+from tools.catalog.calls import ToolCallRecord
 from tools.evidence.schema import BindingRecord, PlanRecord, PolicyRecord, PublicationRecord, StageFailure
 
 TRACE_SCHEMA_VERSION = "provenance.trace/1"

@@ -18,6 +18,7 @@ import asyncio
 import time
 from typing import Literal
 
+from tools.catalog.calls import ToolCallRecord, collect_calls
 from tools.catalog.column_paths import column_paths, is_unreadable, unreadable_path
 from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.coverage import Coverage, ModelReach
@@ -58,8 +59,11 @@ class Discoverer:
         return await require_field(self.reader, dataset_urn, field)
 
     async def discover(self, dataset_urn: str, field: str) -> Discovery:
+        with collect_calls() as calls:  # this discovery's calls only, whatever else the session serves meanwhile
+            return await self._discover(dataset_urn, field, calls)
+
+    async def _discover(self, dataset_urn: str, field: str, calls: list[ToolCallRecord]) -> Discovery:
         started = time.perf_counter()
-        calls_before = len(self.reader.session.calls)
         coverage = Coverage(conventions_sha256=self.conventions.sha256)
         dataset = await self.require_dataset(dataset_urn)
         schema_field = await self.require_field(dataset_urn, field)
@@ -151,7 +155,7 @@ class Discoverer:
             datasets_searched=searched,
             features=features,
             models=models,
-            mcp_calls=len(self.reader.session.calls) - calls_before,
+            mcp_calls=len(calls),
             duration_ms=(time.perf_counter() - started) * 1e3,
             coverage=coverage,
         )

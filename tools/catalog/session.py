@@ -31,8 +31,8 @@ from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
-from pydantic import BaseModel
 
+from tools.catalog.calls import CallLog, ToolCallRecord
 from tools.catalog.lanes import Lanes
 from tools.catalog.output_schemas import validate_outputs_once
 from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL, sdk_aspects_tool
@@ -56,15 +56,6 @@ class CatalogToolError(CatalogError):
         super().__init__(f"DataHub tool {tool} failed: {message}")
         self.tool = tool
         self.detail = message
-
-
-class ToolCallRecord(BaseModel):
-    tool: str
-    arguments: dict[str, Any]
-    ok: bool
-    result: Any = None
-    error: str | None = None
-    duration_ms: float
 
 
 @dataclass(frozen=True)
@@ -122,7 +113,7 @@ class CatalogSession:
         self.startup_seconds = startup_seconds
         self.server_tools = frozenset(tools) if server_tools is None else server_tools
         """Every tool the MCP server offered, of which `tools` is the allowlisted part."""
-        self.calls: list[ToolCallRecord] = []
+        self.calls = CallLog()
         self.lost: str | None = None
         """Set when the MCP server went away (killed, crashed): no later call on this session can succeed."""
         self.call_timeout = CALL_TIMEOUT_SECONDS
@@ -188,7 +179,7 @@ class CatalogSession:
     def _record(
         self, name: str, arguments: dict[str, Any], started: float, *, result: Any = None, error: str | None = None
     ) -> None:
-        self.calls.append(
+        self.calls.record(
             ToolCallRecord(
                 tool=name,
                 arguments=arguments,

@@ -16,7 +16,8 @@ from agent.traces.replay.describe import REPLAY_SKIPPED, fmt, short, skipped, tu
 from agent.traces.replay.doubles import call_key
 from agent.traces.schema import AffectedModelRecord, ModelOutcome, TraceTurn
 from policies.metrics import ModelMetrics
-from tools.catalog.session import WRITE_TOOLS, ToolCallRecord
+from tools.catalog.calls import ToolCallRecord
+from tools.catalog.session import WRITE_TOOLS
 
 FLOAT_ABS_TOL = 1e-9
 FLOAT_REL_TOL = 1e-9

@@ -17,10 +17,11 @@ from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
-from agent.context import CatalogHandle, TappedCalls
+from agent.context import CatalogHandle
 from agent.fakes import FakeToolChatModel
 from agent.traces.replay.describe import REPLAY_SKIPPED, short
 from agent.traces.schema import LLM_ERROR_TYPE
+from tools.catalog.calls import CallLog, ToolCallRecord
 from tools.catalog.connection import Catalog
 from tools.catalog.datahub import CatalogWriter
 from tools.catalog.session import (
@@ -29,7 +30,6 @@ from tools.catalog.session import (
     CatalogError,
     CatalogSession,
     CatalogToolError,
-    ToolCallRecord,
 )
 from tools.settings import ProvenanceSettings
 
@@ -83,7 +83,7 @@ class ReplayCatalogSession(CatalogSession):
 
     def __init__(self) -> None:
         super().__init__({}, 0.0)
-        self.calls = TappedCalls()
+        self.calls = CallLog()
         self._queues: dict[str, deque[ToolCallRecord]] = {}
         self.misses: list[str] = []
 
@@ -110,7 +110,7 @@ class ReplayCatalogSession(CatalogSession):
             self.misses.append(what)
             raise CatalogError(f"replay: catalog call not in the recording: {what}")
         record = queue.popleft()
-        self.calls.append(record.model_copy(update={"duration_ms": 0.0}))
+        self.calls.record(record.model_copy(update={"duration_ms": 0.0}))
         if not record.ok:
             raise CatalogToolError(name, record.error or "recorded failure")
         return copy.deepcopy(record.result)
