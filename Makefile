@@ -19,7 +19,7 @@ export POSTGRES_INITDB ?= /usr/lib/postgresql/*/bin/initdb
 # tests/tools/changes and tests/test_action build real git repositories (infer-changes reads git history).
 SYSTEM_DEPS ?= $(CHROMIUM):chromium $(POSTGRES_INITDB):postgresql /usr/bin/git:git
 
-.PHONY: demo test lint system-deps chat clean
+.PHONY: demo test check lint system-deps chat clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python >= 3.11 not found; install python3.12 (or 3.11)" >&2; exit 1; }
@@ -43,6 +43,11 @@ system-deps:  # each pair quoted: a glob is for the script to match, not for thi
 
 test: $(STAMP) system-deps lint
 	$(BIN)/pytest -q
+
+# The fast loop while working: lint, types and every test not marked slow or browser (no PostgreSQL, no Chromium,
+# no dbt world). `make test` before a change is done.
+check: $(STAMP) lint
+	$(BIN)/pytest -q -m "not slow and not browser"
 
 # The chat UI on http://127.0.0.1:8000 (login provenance / $$PROVENANCE_CHAT_PASSWORD, default "provenance").
 chat: $(STAMP)

@@ -56,7 +56,7 @@ class AssessmentResult(BaseModel):
     run_dir: Path
 
     def summary(self) -> dict[str, Any]:
-        """The `--json` contract of DESIGN §9."""
+        """The `--json` contract of docs/design.md §9."""
         ev = self.evidence
         return {
             "run_id": ev.run_id,

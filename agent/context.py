@@ -1,8 +1,8 @@
 """Runtime dependencies of the graph: settings, the planner, the catalog session and the policy.
 
 The chat model is injected (never created at import). The catalog is opened lazily on first use and kept
-for the process — one reader MCP session (mutations off), as DESIGN §3 asks. Writing takes a second, short-lived
-MCP session that only the publish step opens, after approval.
+for the process — one reader MCP session (mutations off), as docs/design.md §3 asks. Writing takes a second,
+short-lived MCP session that only the publish step opens, after approval.
 """
 
 from __future__ import annotations

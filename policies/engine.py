@@ -1,4 +1,4 @@
-"""The policy engine: measured metrics + a versioned threshold file -> verdict and reasons (DESIGN §6).
+"""The policy engine: measured metrics + a versioned threshold file -> verdict and reasons (docs/design.md §6).
 
 Pure and LLM-free. ``evaluate`` is a function of its two arguments only; every rule adds a ``Reason`` (PASS
 reasons included, so a report can show why nothing fired) and the verdict is the most severe reason. The rules of

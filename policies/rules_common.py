@@ -35,7 +35,7 @@ def band_reason(metric: str, label: str, value: float, band: Band, *, percent: b
 def significant_size_reason(
     metric: str, facts: str, size: float | None, *, significant: bool, rule: Band, what: str, not_significant: str
 ) -> Reason:
-    """WARNING/BLOCK only when the change is significant AND its size reaches the band (DESIGN §6: on large
+    """WARNING/BLOCK only when the change is significant AND its size reaches the band (docs/design.md §6: on large
     evaluation sets tiny changes are "significant", so significance alone must never fire).
 
     ``size`` is the practical size compared with the band (a drop, or a relative increase); None means unbounded

@@ -1,12 +1,12 @@
-"""The demo models' binding (DESIGN §4): the custom properties that tell Provenance where a model's artifact and
-evaluation data are, checked at seed time."""
+"""The demo models' binding (docs/design.md §4): the custom properties that tell Provenance where a model's artifact
+and evaluation data are, checked at seed time."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-# The keys are the ones Provenance reads (DESIGN §4), so a seeded binding cannot drift from the reader.
+# The keys are the ones Provenance reads (docs/design.md §4), so a seeded binding cannot drift from the reader.
 from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, LABEL_COLUMN, TASK
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
@@ -14,7 +14,7 @@ _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 @dataclass(frozen=True)
 class ModelBinding:
-    """How Provenance finds and checks a model's artifact and evaluation data (DESIGN §4)."""
+    """How Provenance finds and checks a model's artifact and evaluation data (docs/design.md §4)."""
 
     artifact_uri: str
     """Joblib pipeline path, absolute or relative to the catalog file's folder."""

@@ -69,7 +69,7 @@ _SOURCE_COLUMNS: Final[tuple[tuple[str, ColumnKind, str, str, str | None], ...]]
 )
 _T = m.MLFeatureDataTypeClass
 # The Feast feature view: (feature = column name, Postgres source column, kind, Feast type, feature type,
-# description). The feature name is also the evaluation data column (DESIGN §4).
+# description). The feature name is also the evaluation data column (docs/design.md §4).
 _FEATURES: Final[tuple[tuple[str, str, ColumnKind, str, str, str], ...]] = (
     ("txn_amount", "amount", "number", "FLOAT64", _T.CONTINUOUS, "Transaction amount in US dollars"),
     ("merchant_category", "merchant_category", "string", "STRING", _T.NOMINAL, "Merchant category"),

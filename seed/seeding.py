@@ -31,7 +31,7 @@ def _binding(
     artifact: ModelArtifact, eval_data: Path, base: Path | None, label: str, task: str | None = None
 ) -> ModelBinding:
     def where(path: Path) -> str:
-        # Relative to the catalog file's folder when the catalog is a local file (DESIGN §4), so the
+        # Relative to the catalog file's folder when the catalog is a local file (docs/design.md §4), so the
         # folder can be moved or shared as a whole.
         return os.path.relpath(path, base) if base is not None else str(path.resolve())
 

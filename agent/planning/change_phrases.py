@@ -1,4 +1,4 @@
-"""Phrase tables for the deterministic planner: which words describe which mutation (DESIGN §5 allowlist).
+"""Phrase tables for the deterministic planner: which words describe which mutation (docs/design.md §5 allowlist).
 
 Separate from ``phrases.py`` (numbers, quoting and routing) only to keep modules short. Time-zone abbreviations
 match in upper case only ("EST", "WEST"), so that ordinary English words are never read as zones.

@@ -1,11 +1,11 @@
-"""The offline planner (DESIGN §8), used when no chat model is configured.
+"""The offline planner (docs/design.md §8), used when no chat model is configured.
 
-``plan`` maps a described change to one allowlisted mutation (DESIGN §5), and ``route`` (``router.py``) classifies
-a request. Both are pure functions of their input and never raise on user text: when a change cannot be modelled,
-or the text says more than an experiment can honour (a share of rows not understood, rows picked by content, two
-changes, two readings), ``plan`` returns ``op=None`` and says why and how to ask instead. A plan lists in
-``assumptions`` every default it took. The phrasings live in ``phrases.py`` and ``change_phrases.py``; the readers
-in ``detectors.py``, ``shifts.py`` and ``shares.py``.
+``plan`` maps a described change to one allowlisted mutation (docs/design.md §5), and ``route`` (``router.py``)
+classifies a request. Both are pure functions of their input and never raise on user text: when a change cannot be
+modelled, or the text says more than an experiment can honour (a share of rows not understood, rows picked by
+content, two changes, two readings), ``plan`` returns ``op=None`` and says why and how to ask instead. A plan lists
+in ``assumptions`` every default it took. The phrasings live in ``phrases.py`` and ``change_phrases.py``; the
+readers in ``detectors.py``, ``shifts.py`` and ``shares.py``.
 """
 
 from __future__ import annotations

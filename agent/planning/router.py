@@ -1,4 +1,4 @@
-"""The offline router (DESIGN §8): what kind of request this is and what it is about, as the user wrote it.
+"""The offline router (docs/design.md §8): what kind of request this is and what it is about, as the user wrote it.
 
 Pure and total on user text; the phrasings live in ``phrases.py``.
 """

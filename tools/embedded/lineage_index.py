@@ -37,7 +37,7 @@ class Edge:
 
 
 def edges_from_aspect(urn: str, aspect_name: str, aspect: Mapping[str, Any]) -> list[Edge]:
-    """The lineage edges one aspect contributes, following GMS's relationship annotations (facts §2)."""
+    """The lineage edges one aspect contributes, following GMS's relationship annotations (docs/design.md §3.1)."""
     edges: list[Edge] = []
     if aspect_name == "upstreamLineage":
         for upstream in aspect.get("upstreams") or []:

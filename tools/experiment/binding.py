@@ -1,4 +1,4 @@
-"""The model-binding contract (DESIGN §4): the DataHub custom properties that bind a model to its artifact, the
+"""The model-binding contract (docs/design.md §4): the DataHub custom properties that bind a model to its artifact, the
 artifact's sha256, the evaluation data and its label; the ModelBinding they resolve to; and BindingError, whose
 code becomes the INCOMPLETE reason's code.
 

@@ -1,4 +1,4 @@
-"""Behaviour metrics for one model: baseline vs mutated scores on the same labelled rows (DESIGN §5).
+"""Behaviour metrics for one model: baseline vs mutated scores on the same labelled rows (docs/design.md §5).
 
 Everything is vectorised numpy; the only O(n log n) steps are one sort per score vector (DeLong) and the
 baseline quantiles (PSI), so a million rows take well under a second.

@@ -1,4 +1,4 @@
-"""The mutation operator allowlist (DESIGN §5): typed, bounded, deterministic column mutations.
+"""The mutation operator allowlist (docs/design.md §5): typed, bounded, deterministic column mutations.
 
 A plan (from the LLM or the deterministic planner) names an operator and its parameters. ``parse_mutation``
 validates them against the allowlist (operators.py, parse.py), ``check_compatible`` against the evaluation

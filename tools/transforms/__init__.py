@@ -1,4 +1,4 @@
-"""Carrying a proposed data change through the SQL that derives downstream columns (DESIGN: column lineage).
+"""Carrying a proposed data change through the SQL that derives downstream columns (docs/design.md §3.2).
 
 `column_expressions` reads one SQL statement (dbt compiled code, a view, CREATE TABLE ... AS, INSERT ... SELECT)
 into each output column's expression over base-table columns (expressions.py, resolve.py); `find_upstream` matches

@@ -40,7 +40,7 @@ SEVERITY = {Verdict.PASS: 0, Verdict.WARNING: 1, Verdict.INCOMPLETE: 2, Verdict.
 
 
 def expected_verdict(m: ModelMetrics, p: Policy) -> Verdict:
-    """The default policy's rules written out independently of policies/engine.py (DESIGN §6)."""
+    """The default policy's rules written out independently of policies/engine.py (docs/design.md §6)."""
     found = [Verdict.PASS]
     rule = p.inference_failures
     if m.failure_rate >= rule.block_rate:

@@ -1,4 +1,4 @@
-"""The model-binding contract (DESIGN §4): resolving the custom properties, and never unpickling bytes that do
+"""The model-binding contract (docs/design.md §4): resolving the custom properties, and never unpickling bytes that do
 not match the catalog's sha256."""
 
 from __future__ import annotations
