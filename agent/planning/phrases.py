@@ -204,7 +204,7 @@ CHANGE_HINT: Final = rx(
     r"pdt|cst|cdt|mst|mdt|ist|jst|bst|eet|aest))\b|%|→|->|(?:^|\s)[*×/+]\s*[0-9]"
 )
 DEPENDENTS: Final = rx(
-    r"\bwho\s+reads?\b|\bwhere\s+is\s+\S+\s+used\b|\bcomes?\s+from\b|\b(?:models?|features?)\s+using\b|\bwhat\s+reads\b"
+    r"\bwho\s+reads?\b|\bwhere\s+is\s+(?:\S+\s+)?used\b|\bcomes?\s+from\b|\b(?:models?|features?)\s+using\b|\bwhat\s+reads\b"
     r"|\bfed\s+by\b|\bworry\s+about\b|\bwho\s+would\s+(?:notice|care)\b|\breads?\s+from\b|\breaders?\b|\bwho\s+(?:is\s+)?using\b|\bfed\s+(?:in)?to\b|\bfeeds?\b|"
     r"\bdepend\w*|\bdownstream\b|\bimpact\w*|\bconsum\w*|\blineage\b|\bused\s+by\b|\brel(?:y|ies)\s+on\b"
     r"|\b(?:who|what)\s+uses\b|\bblast\s+radius\b|\baffected\b|\b(?:readers?|users?)\s+of\b"
