@@ -49,5 +49,6 @@ def render_result(result: AssessmentResult) -> str:
         lines.append("\nCoverage:")
         lines += [f"  {line}" for line in ev.coverage.lines()]
     lines.append(f"\nEvidence: {result.run_dir}/report.md")
-    lines.append(f"{ev.mcp_calls} MCP calls; publication: {ev.publication.status}")
+    counted = "MCP calls not counted" if ev.mcp_calls is None else f"{ev.mcp_calls} MCP calls"
+    lines.append(f"{counted}; publication: {ev.publication.status}")
     return "\n".join(lines)

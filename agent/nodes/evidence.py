@@ -51,8 +51,7 @@ def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Ev
         verdict=verdict,
         verdict_reasons=reasons,
         policy=policy_record(ctx.policy),
-        # Sessions and `provenance assess` open the collector; a bare graph (langgraph dev) counts none.
-        mcp_calls=len(calls_of_this_run() or []),
+        mcp_calls=_calls_of_this_run(),
         environment=environment(),
         failures=state.failures,
         publication=PublicationRecord(
@@ -108,3 +107,10 @@ def make_write_evidence(ctx: AgentContext) -> Node:
         }
 
     return write_evidence
+
+
+def _calls_of_this_run() -> int | None:
+    """Sessions and `provenance assess` open a call collector around the run; a bare graph (`langgraph dev`) has
+    none, and its evidence says "not counted" rather than 0."""
+    calls = calls_of_this_run()
+    return None if calls is None else len(calls)

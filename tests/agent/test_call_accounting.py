@@ -41,3 +41,27 @@ def test_each_runs_evidence_counts_its_own_calls_with_three_conversations_in_one
         counted.append(evidence.mcp_calls)
     assert sum(counted) == total  # nothing counted twice, nothing lost
     assert kept <= RECENT_CALLS
+
+
+def test_a_graph_run_without_a_collector_says_its_calls_were_not_counted(settings: ProvenanceSettings) -> None:
+    """`langgraph dev` runs the bare graph: no session opens a collector, so the evidence says "not counted"
+    rather than 0 or the session's total."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agent.context import AgentContext, CatalogHandle
+    from agent.graph import build_graph
+    from agent.state import state_from_values
+
+    async def main() -> str | None:
+        async with CatalogHandle(settings) as handle:
+            graph = build_graph(context=AgentContext(settings=settings, catalog=handle), checkpointer=InMemorySaver())
+            values = await graph.ainvoke(
+                {"messages": [HumanMessage(QUESTIONS[0])], "publish_mode": "no_publish"},
+                {"configurable": {"thread_id": "bare"}},
+            )
+            return state_from_values(values).run_id
+
+    run_id = asyncio.run(main())
+    assert run_id is not None
+    assert read_evidence(settings.home, run_id).mcp_calls is None

@@ -205,7 +205,7 @@ class Evidence(BaseModel):
     verdict: Verdict
     verdict_reasons: list[str] = []
     policy: PolicyRecord
-    mcp_calls: int = 0
+    mcp_calls: int | None = 0  # this run's catalog calls; None: not counted (a graph run with no call collector)
     timings: dict[str, float] = {}
     environment: dict[str, str] = {}
     failures: list[StageFailure] = []
