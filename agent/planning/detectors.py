@@ -133,20 +133,16 @@ def scale(text: str, field: FieldContext) -> Outcome:
 def _conversion(text: str, field: FieldContext) -> tuple[str, str, float] | None:
     for regex, reverse in c.CONVERSIONS:
         for m in regex.finditer(text):
-            src, dst = _unit(m.group(1)), _unit(m.group(2))
+            src, dst = unit_name(m.group(1)), unit_name(m.group(2))
             src, dst = (dst, src) if reverse else (src, dst)
             if src and dst and c.UNITS[src][1] == c.UNITS[dst][1]:
                 return src, dst, c.UNITS[dst][2] / c.UNITS[src][2]
     target = c.UNIT_TARGET.search(text)
-    if target and (dst := _unit(target.group(1))):
+    if target and (dst := unit_name(target.group(1))):
         src = _described_unit(field, c.UNITS[dst][1]) or c.DEFAULT_SOURCE.get(dst)
         if src:
             return src, dst, c.UNITS[dst][2] / c.UNITS[src][2]
     return None
-
-
-def unit_name(token: str) -> str | None:
-    return _unit(token)
 
 
 def conversion_units(text: str, field: FieldContext) -> tuple[str, str] | None:
@@ -154,7 +150,7 @@ def conversion_units(text: str, field: FieldContext) -> tuple[str, str] | None:
     return None if found is None else (found[0], found[1])
 
 
-def _unit(token: str) -> str | None:
+def unit_name(token: str) -> str | None:
     token = " ".join(token.lower().split())
     return next((name for name, (pattern, _, _) in c.UNITS.items() if re.fullmatch(pattern, token, re.I)), None)
 
@@ -163,7 +159,7 @@ def _described_unit(field: FieldContext, dimension: str) -> str | None:
     """The current unit when the field says ("amount in USD", "age_days"); one-letter symbols are too ambiguous."""
     name = field.field.replace("_", " ")  # account_age_days is in days
     for m in c.UNIT_ANY.finditer(f"{field.description or ''} {field.native_type or ''} {name}"):
-        unit = _unit(m.group()) if len(m.group()) > 1 else None
+        unit = unit_name(m.group()) if len(m.group()) > 1 else None
         if unit and c.UNITS[unit][1] == dimension:
             return unit
     return None

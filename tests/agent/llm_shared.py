@@ -4,7 +4,10 @@ and expect: one question, its field, the route and plan a model should propose."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import threading
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 from typing import Any, TypeVar
 
 from agent.schemas import ExperimentPlan, FieldContext, Intent, RouteDecision
@@ -24,3 +27,16 @@ T = TypeVar("T")
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
+
+
+@contextmanager
+def serving(server: ThreadingHTTPServer) -> Iterator[None]:
+    """A loopback stub server answering on a daemon thread for the block, then shut down and closed."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

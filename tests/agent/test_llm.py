@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,7 +23,7 @@ from agent.fakes import as_tool_call, scripted
 from agent.llm import BASE_URL_ENV, MODEL_ENV, LlmPlanner, PlannerError, chat_model_from_env
 from agent.prompts import PLAN_SYSTEM_PROMPT, ROUTE_SYSTEM_PROMPT, plan_messages, route_messages
 from agent.schemas import ExperimentPlan, RouteDecision
-from tests.agent.llm_shared import FIELD, PLAN, QUESTION, ROUTE, T, run
+from tests.agent.llm_shared import FIELD, PLAN, QUESTION, ROUTE, T, run, serving
 from tools.mutations import parse_mutation
 from tools.mutations.operators import Scale
 
@@ -122,12 +121,8 @@ def gemini(monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiStub]:
             pass
 
     stub = GeminiStub(ThreadingHTTPServer(("127.0.0.1", 0), Handler))
-    thread = threading.Thread(target=stub.server.serve_forever, daemon=True)
-    thread.start()
-    yield stub
-    stub.server.shutdown()
-    stub.server.server_close()
-    thread.join(timeout=5)
+    with serving(stub.server):
+        yield stub
 
 
 def _gemini(stub: GeminiStub, **env: str) -> ChatGoogleGenerativeAI:

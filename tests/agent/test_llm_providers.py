@@ -34,7 +34,7 @@ from agent.llm_providers import (
 from agent.prompts import PLAN_SYSTEM_PROMPT, ROUTE_SYSTEM_PROMPT
 from agent.schemas import ExperimentPlan, Intent, RouteDecision
 from tests.agent.helpers import REPO, catalog_write_count, runner_env
-from tests.agent.llm_shared import FIELD, PLAN, QUESTION, ROUTE, run
+from tests.agent.llm_shared import FIELD, PLAN, QUESTION, ROUTE, run, serving
 from tools.mutations import parse_mutation
 from tools.mutations.operators import Scale
 from tools.settings import ProvenanceSettings
@@ -239,13 +239,9 @@ def openai_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStub]:
             pass
 
     stub = OpenAIStub(ThreadingHTTPServer(("127.0.0.1", 0), Handler))
-    thread = threading.Thread(target=stub.server.serve_forever, daemon=True)
-    thread.start()
-    yield stub
-    stub.stopping.set()
-    stub.server.shutdown()
-    stub.server.server_close()
-    thread.join(timeout=5)
+    with serving(stub.server):
+        yield stub
+        stub.stopping.set()
 
 
 def _model(stub: OpenAIStub, **env: str) -> ChatOpenAI:

@@ -27,6 +27,7 @@ it starts a throw-away PostgreSQL server and stops it at the end: the catalogs a
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -59,7 +60,7 @@ from tests.realworld.world import (  # noqa: E402
     model_urn,
     run_urn,
 )
-from tools.catalog.ingest import report_lines  # noqa: E402
+from tools.catalog.ingest import run_pipeline  # noqa: E402
 
 if TYPE_CHECKING:
     from tests.postgres import Cluster
@@ -649,26 +650,8 @@ def catalog_serve(home: Path) -> Iterator[CatalogServe]:
 # ---------------------------------------------------------------------------------------------------- ingestion
 def run_recipe(recipe: dict[str, Any]) -> Ingestion:
     """Run one DataHub ingestion recipe and return what it reported (never raises for the sink's refusals)."""
-    from datahub.ingestion.run.pipeline import Pipeline
-
-    source, sink = recipe["source"]["type"], recipe["sink"]["type"]
-    pipeline = Pipeline.create(recipe, report_to=None)
-    error = None
-    try:
-        pipeline.run()
-    except Exception as exc:  # noqa: BLE001 - recorded: the rest variant may be refused by the endpoint
-        error = f"{type(exc).__name__}: {exc}"
-    source_report, sink_report = pipeline.source.get_report(), pipeline.sink.get_report()
-    return Ingestion(
-        source=source,
-        sink=sink,
-        records_written=int(getattr(sink_report, "total_records_written", 0)),
-        source_failures=report_lines(source_report.failures),
-        source_warnings=report_lines(source_report.warnings),
-        sink_failures=report_lines(sink_report.failures),
-        sink_warnings=report_lines(sink_report.warnings),
-        error=error,
-    )
+    report = run_pipeline(recipe)
+    return Ingestion(source=recipe["source"]["type"], sink=recipe["sink"]["type"], **dataclasses.asdict(report))
 
 
 def _postgres_source(postgres_url: str) -> dict[str, Any]:

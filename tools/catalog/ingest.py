@@ -109,29 +109,53 @@ class _DefaultEmitModeNotice(logging.Filter):
         return "Overriding GMS emit mode" not in record.getMessage()
 
 
-def run_recipe(path: Path, recipe: dict[str, Any], endpoint: Endpoint) -> RecipeRun:
-    """One recipe through DataHub's ingestion pipeline into `endpoint`; its failures are reported, not raised."""
+@dataclass(frozen=True)
+class PipelineReport:
+    """What one DataHub ingestion pipeline reported, as lines."""
+
+    records_written: int
+    source_failures: tuple[str, ...]
+    source_warnings: tuple[str, ...]
+    sink_failures: tuple[str, ...]
+    sink_warnings: tuple[str, ...]
+    error: str | None  # an exception the pipeline raised, if any
+
+
+def run_pipeline(recipe: dict[str, Any]) -> PipelineReport:
+    """A complete recipe (source and sink) through DataHub's ingestion pipeline; failures reported, not raised."""
     from datahub.ingestion.run.pipeline import Pipeline
 
     sink_log = logging.getLogger("datahub.ingestion.sink.datahub_rest")
     if not any(isinstance(f, _DefaultEmitModeNotice) for f in sink_log.filters):
         sink_log.addFilter(_DefaultEmitModeNotice())
-
-    started = time.perf_counter()
-    sink = {"type": "datahub-rest", "config": {"server": endpoint.url, "token": endpoint.token or None}}
-    pipeline = Pipeline.create({**recipe, "sink": sink}, report_to=None)
-    raised: tuple[str, ...] = ()
+    pipeline = Pipeline.create(recipe, report_to=None)
+    error = None
     try:
         pipeline.run()
-    except Exception as exc:  # noqa: BLE001 - reported as this recipe's failure; the caller stops the run
-        raised = (f"{type(exc).__name__}: {exc}",)
-    source, written = pipeline.source.get_report(), pipeline.sink.get_report()
+    except Exception as exc:  # noqa: BLE001 - reported as this recipe's failure; the caller decides what follows
+        error = f"{type(exc).__name__}: {exc}"
+    source, sink = pipeline.source.get_report(), pipeline.sink.get_report()
+    return PipelineReport(
+        records_written=int(getattr(sink, "total_records_written", 0)),
+        source_failures=report_lines(source.failures),
+        source_warnings=report_lines(source.warnings),
+        sink_failures=report_lines(sink.failures),
+        sink_warnings=report_lines(sink.warnings),
+        error=error,
+    )
+
+
+def run_recipe(path: Path, recipe: dict[str, Any], endpoint: Endpoint) -> RecipeRun:
+    """One recipe into `endpoint` (its REST sink); its failures are reported, not raised."""
+    started = time.perf_counter()
+    sink = {"type": "datahub-rest", "config": {"server": endpoint.url, "token": endpoint.token or None}}
+    report = run_pipeline({**recipe, "sink": sink})
     return RecipeRun(
         recipe=path,
         source=str(recipe["source"]["type"]),
-        records_written=int(getattr(written, "total_records_written", 0)),
-        failures=raised + report_lines(source.failures) + report_lines(written.failures),
-        warnings=report_lines(source.warnings) + report_lines(written.warnings),
+        records_written=report.records_written,
+        failures=((report.error,) if report.error else ()) + report.source_failures + report.sink_failures,
+        warnings=report.source_warnings + report.sink_warnings,
         seconds=time.perf_counter() - started,
     )
 
