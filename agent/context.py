@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from agent.schemas import ExperimentPlan, FieldContext, PlannerName, RouteDecision
-from policies.engine import LoadedPolicy, load_policy
+from policies import LoadedPolicy, load_policy
 from tools.catalog.connection import Catalog, open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
 from tools.catalog.session import WriterSession

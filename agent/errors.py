@@ -1,7 +1,9 @@
-"""Errors that mean "the request cannot be served as asked" (exit 2), as opposed to a failure of ours (exit 1)."""
+"""The agent's own errors, on the roots of tools/errors.py (which maps them to exit codes and HTTP statuses)."""
+
+from tools.errors import BadRequest, ProvenanceError, ServiceFailure
 
 
-class UsageError(ValueError):
+class UsageError(BadRequest, ValueError):
     """The caller asked for something that does not apply (e.g. resuming a thread with no pending approval)."""
 
 
@@ -9,7 +11,7 @@ class AlreadyDecided(UsageError):
     """The approval was answered in another session (another process, tab or chat) while this one was deciding."""
 
 
-class DatabaseError(Exception):
+class DatabaseError(ProvenanceError):
     """PROVENANCE_DATABASE_URL cannot be used; the message names the variable and what to do."""
 
 
@@ -17,6 +19,8 @@ class DatabaseUrlError(DatabaseError, UsageError):
     """PROVENANCE_DATABASE_URL is not a PostgreSQL URL (exit 2, like any other bad input)."""
 
 
-class DatabaseUnavailableError(DatabaseError, ConnectionError):
+class DatabaseUnavailableError(DatabaseError, ServiceFailure, ConnectionError):
     """The PostgreSQL server of PROVENANCE_DATABASE_URL cannot be reached or refuses us (exit 1, like an
     unreachable catalog)."""
+
+    service = "database"

@@ -15,9 +15,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from agent.context import AgentContext
-from agent.nodes.failures import USER_ERRORS, Node, captured
+from agent.nodes.failures import Node, captured
 from agent.state import AgentState
-from policies.engine import Decision, evaluate
+from policies import Decision, evaluate
+from tools.errors import failure_kind
 from tools.evidence.schema import ModelEvidence, StageFailure, new_run_id
 from tools.evidence.store import runs_dir
 from tools.experiment.assess import every_production_model, overall
@@ -49,7 +50,7 @@ def make_measure(ctx: AgentContext) -> Node:
         for model, outcome in zip(models, outcomes, strict=True):
             if isinstance(outcome, ModelEvidence):
                 results.append(outcome)
-            elif isinstance(outcome, USER_ERRORS) or not isinstance(outcome, Exception):
+            elif not isinstance(outcome, Exception) or failure_kind(outcome) == "input":
                 raise outcome  # a plan that does not fit the data refuses the turn; cancellation ends it
             else:  # one model's job crashed: the others' results stand, the run records the failure
                 log.error("experiment job for %s failed", model.urn, exc_info=outcome)

@@ -31,6 +31,7 @@ from agent.llm_providers import (
 )
 from agent.prompts import RETRY_PROMPT, plan_messages, route_messages
 from agent.schemas import ExperimentPlan, FieldContext, PlannerName, RouteDecision
+from tools.errors import ServiceFailure
 
 DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
 MODEL_ENV = "PROVENANCE_GEMINI_MODEL"
@@ -44,7 +45,7 @@ M = TypeVar("M", bound=BaseModel)
 __all__ = ["ChatModelConfigError", "LlmPlanner", "PlannerError", "chat_model_from_env"]
 
 
-class PlannerError(RuntimeError):
+class PlannerError(ServiceFailure, RuntimeError):
     """The model could not produce a usable proposal; the message names the step, the model and the cause."""
 
 

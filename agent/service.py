@@ -30,19 +30,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.assessment import assess_change
-from agent.cli.app import bad_input_errors
-from agent.cli.render import render_result
 from agent.context import AgentContext, CatalogHandle
-from policies.engine import load_policy
+from policies import load_policy
 from tools.catalog.lookup import check_dataset_urn
-from tools.catalog.session import CatalogError
+from tools.errors import ProvenanceError, http_status
+from tools.evidence.terminal import render_evidence
 from tools.experiment.executor import import_experiment_modules
 from tools.json_http import JsonHandler
 from tools.mutations import parse_mutation
 from tools.settings import ProvenanceSettings
 
 log = logging.getLogger(__name__)
-_BAD_INPUT: tuple[type[Exception], ...] = (ValidationError, *bad_input_errors())
 
 ASSESS_PATH = "/provenance/assess"
 _MAX_BODY = 1 << 20
@@ -123,7 +121,7 @@ class AssessmentService:
         return {
             "verdict": str(result.evidence.verdict),
             "summary": json.loads(json.dumps(result.summary(), default=str)),
-            "text": render_result(result),
+            "text": render_evidence(result.evidence, result.run_dir),
         }
 
 
@@ -146,10 +144,12 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
             try:
                 request = AssessRequest.model_validate_json(self.rfile.read(length))
                 self.reply(HTTPStatus.OK, service.assess(request))
-            except _BAD_INPUT as exc:  # as `provenance assess` sorts them (exit 2)
+            except ValidationError as exc:  # the request body itself
                 self.reply(HTTPStatus.BAD_REQUEST, {"kind": "bad_input", "error": str(exc)})
-            except CatalogError as exc:
-                self.reply(HTTPStatus.BAD_GATEWAY, {"kind": "catalog", "error": str(exc)})
+            except ProvenanceError as exc:  # as `provenance assess` sorts them (tools/errors.py)
+                status = http_status(exc)
+                kind = "bad_input" if status == HTTPStatus.BAD_REQUEST else (exc.service or "service")
+                self.reply(status, {"kind": kind, "error": str(exc)})
             except Exception as exc:  # a bug of ours: the client says so, the traceback stays in the server's log
                 log.exception("assessment request failed")
                 self.reply(

@@ -12,7 +12,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
 from agent.schemas import ExperimentPlan, FieldContext, RouteDecision
-from policies.engine import Verdict
+from policies import Verdict
 from tools.catalog.discovery import Discovery
 from tools.evidence.schema import ModelEvidence, PlanRecord, PublicationRecord, StageFailure
 

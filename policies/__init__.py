@@ -1,5 +1,6 @@
 """Pure, LLM-free policy: versioned threshold files, the metrics they judge, and the engine that turns metrics into
-verdicts. Imports nothing of ours (tests/test_import_rules.py)."""
+verdicts. Imports nothing of ours but the error root tools/errors.py (tests/test_import_rules.py). Other packages
+import from here, the one front door; the modules behind it are free to move."""
 
 from policies.engine import (
     DEFAULT_POLICY_PATH,
@@ -20,18 +21,26 @@ from policies.engine import (
     incomplete,
     load_policy,
     overall_verdict,
+    structural_reason,
 )
 from policies.metrics import (
+    NO_ROC_FIELDS,
+    Exceeds,
     ModelMetrics,
     MulticlassMetrics,
     RegressionMetrics,
     SegmentFinding,
+    SegmentMetric,
     SegmentSummary,
     Task,
 )
 
 __all__ = [
     "DEFAULT_POLICY_PATH",
+    "NO_ROC_FIELDS",
+    "Exceeds",
+    "SegmentMetric",
+    "structural_reason",
     "V1_POLICY_PATH",
     "AucDropRule",
     "Band",

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import ValidationError
 
-from policies.metrics import Frozen, ModelMetrics, Task
+from policies.metrics import Frozen, ModelMetrics
+from policies.policy import Policy
 from policies.rules_binary import binary_reasons, binary_sample_reasons
 from policies.rules_common import failure_reason
 from policies.rules_multiclass import multiclass_reasons, multiclass_sample_reasons
@@ -35,6 +36,7 @@ from policies.sections import (
 )
 from policies.segment_rule import segment_reasons
 from policies.verdicts import Decision, Reason, Verdict, incomplete, overall_verdict
+from tools.errors import BadRequest
 
 DEFAULT_POLICY_PATH = Path(__file__).with_name("default-v2.yaml")
 V1_POLICY_PATH = Path(__file__).with_name("default-v1.yaml")
@@ -66,55 +68,8 @@ __all__ = [  # the names other packages import from here; the models themselves 
 ]
 
 
-class PolicyError(ValueError):
+class PolicyError(BadRequest, ValueError):
     """A policy file that cannot be used; the message names the file and the problem."""
-
-
-class Policy(Frozen):
-    """A policy file. The top-level thresholds are v1's and judge binary classifiers; the optional task sections
-    (v2) judge multiclass classifiers and regressors, and the segment rule applies to every task it can."""
-
-    name: str = Field(min_length=1)
-    version: int = Field(ge=1)
-    description: str = ""
-    min_rows: int = Field(ge=1)
-    min_positives: int = Field(ge=2)  # DeLong's variance needs at least two of each class
-    min_negatives: int = Field(ge=2)
-    flip_rate: Band
-    score_psi: Band
-    inference_failures: FailureRule  # every task
-    auc_drop: AucDropRule
-    structural: StructuralRule = StructuralRule()  # optional in the file: BLOCK for both when absent
-    multiclass: MulticlassRules | None = None  # None (v1): a multiclass model is INCOMPLETE
-    regression: RegressionRules | None = None  # None (v1): a regressor is INCOMPLETE
-    segments: SegmentRule | None = None  # None (v1): segments are not judged
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Policy:
-        if self.flip_rate.block > 1:
-            raise ValueError(f"flip_rate.block is a fraction of rows and must be <= 1 (got {self.flip_rate.block})")
-        if self.min_rows < self.min_positives + self.min_negatives:
-            raise ValueError("min_rows must be >= min_positives + min_negatives")
-        return self
-
-    def judges(self, task: Task) -> bool:
-        """Whether this policy has rules for the task (v1 judges binary classifiers only)."""
-        return task == "binary" or (self.multiclass if task == "multiclass" else self.regression) is not None
-
-    def segment_bands(self, task: Task) -> tuple[float, float] | None:
-        """(warning, block) of the segment metric: the flip-rate band for classifiers, the moved-share band for
-        regressors. None when the policy has no segment rule or no rules for the task: pass no segments then."""
-        bands: dict[str, Band | None] = {
-            "binary": self.flip_rate,
-            "multiclass": None if self.multiclass is None else self.multiclass.flip_rate,
-            "regression": None if self.regression is None else self.regression.moved_share,
-        }
-        band = bands[task]
-        return None if self.segments is None or band is None else (band.warning, band.block)
-
-    def regression_tolerance_fraction(self) -> float | None:
-        """A regressor's prediction "moved" when |mutated - baseline| > this x std of the baseline predictions."""
-        return None if self.regression is None else self.regression.tolerance_fraction
 
 
 class LoadedPolicy(Frozen):

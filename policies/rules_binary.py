@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from policies.metrics import ModelMetrics
+from policies.policy import Policy
 from policies.rules_common import band_reason, flip_detail, pct, sample_reasons, significant_size_reason
 from policies.sections import AucDropRule
 from policies.verdicts import Reason, Verdict
-
-if TYPE_CHECKING:  # the engine imports this module; the policy type is for annotations only
-    from policies.engine import Policy
 
 
 def binary_sample_reasons(m: ModelMetrics, p: Policy) -> list[Reason]:

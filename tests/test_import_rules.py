@@ -1,17 +1,21 @@
 """The layering of our packages, checked on the source with `ast` (every import statement, including the ones inside
 functions and under TYPE_CHECKING, plus importlib.import_module / __import__ with a literal name):
 
-- `policies` imports nothing of ours (agent, tools, seed): it owns its input types (policies/metrics.py);
+- `policies` imports nothing of ours (agent, tools, seed): it owns its input types (policies/metrics.py); the one
+  exception is tools/errors.py, the leaf module that roots every error we raise;
 - `tools` imports nothing from `agent`; nor does `seed`;
 - the graph of tools' parts (tools/<X>/ subpackages and tools/<x>.py modules: catalog, embedded, evidence,
-  experiment, registry, settings, ...) has no cycle.
+  experiment, registry, settings, ...) has no cycle;
+- other packages import `policies` through its front door (policies/__init__.py), not its modules;
+- inside `agent`, the front ends (agent/cli, agent/chat) sit on top: no other agent module imports one, and
+  neither imports the other (what both need lives below them).
 """
 
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +26,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "tools": ("agent",),
     "seed": ("agent",),
 }
+ALLOWED = frozenset({"tools.errors"})  # a leaf module every package may import (see the docstring)
+FRONT_ENDS = ("agent.cli", "agent.chat")
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,29 @@ def forbidden_imports(imports: list[Import]) -> list[str]:
     return [
         f"{i.where()}: {_top(i.module)} must not import {_top(i.target)}"
         for i in imports
-        if _top(i.target) in FORBIDDEN.get(_top(i.module), ())
+        if _top(i.target) in FORBIDDEN.get(_top(i.module), ()) and i.target not in ALLOWED
+    ]
+
+
+def policies_back_doors(imports: list[Import]) -> list[str]:
+    """Other packages import policies' names from the package (policies/__init__.py), its one front door."""
+    return [
+        f"{i.where()}: import from `policies`, not from {i.target}"
+        for i in imports
+        if _top(i.module) != "policies" and i.target.startswith("policies.")
+    ]
+
+
+def _front_end(name: str) -> str | None:
+    return next((f for f in FRONT_ENDS if name == f or name.startswith(f + ".")), None)
+
+
+def front_end_imports(imports: list[Import]) -> list[str]:
+    """Imports of a front end by any agent module outside it (the core, or the other front end)."""
+    return [
+        f"{i.where()}: {i.module} must not import the front end {_front_end(i.target)}"
+        for i in imports
+        if _top(i.module) == "agent" and _front_end(i.target) and _front_end(i.target) != _front_end(i.module)
     ]
 
 
@@ -103,18 +131,27 @@ def tools_part(name: str) -> str | None:
     return parts[1] if parts[0] == "tools" and len(parts) > 1 else None
 
 
-def tools_edges(imports: list[Import]) -> dict[tuple[str, str], list[Import]]:
+def policies_module(name: str) -> str | None:
+    """`policies.engine` -> "engine": inside policies, each module is a part (the package is small and flat)."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == "policies" and len(parts) > 1 else None
+
+
+def tools_edges(
+    imports: list[Import], part: Callable[[str], str | None] = tools_part
+) -> dict[tuple[str, str], list[Import]]:
     edges: dict[tuple[str, str], list[Import]] = defaultdict(list)
     for i in imports:
-        source, target = tools_part(i.module), tools_part(i.target)
+        source, target = part(i.module), part(i.target)
         if source and target and source != target:
             edges[(source, target)].append(i)
     return dict(edges)
 
 
-def tools_cycles(imports: list[Import]) -> list[str]:
-    """One message per strongly connected group of tools' parts, listing every import inside the group."""
-    edges = tools_edges(imports)
+def tools_cycles(imports: list[Import], part: Callable[[str], str | None] = tools_part) -> list[str]:
+    """One message per strongly connected group of parts (tools' parts by default), listing every import inside the
+    group."""
+    edges = tools_edges(imports, part)
     graph: dict[str, set[str]] = defaultdict(set)
     for source, target in edges:
         graph[source].add(target)
@@ -148,8 +185,10 @@ def tools_cycles(imports: list[Import]) -> list[str]:
     messages = []
     for group in groups:
         inside = [i for (s, t), found in sorted(edges.items()) if s in group and t in group for i in found]
-        lines = "\n".join(f"    {tools_part(i.module)} -> {tools_part(i.target)}: {i.where()}" for i in inside)
-        messages.append(f"tools parts import each other in a cycle ({' <-> '.join(group)}):\n{lines}")
+        lines = "\n".join(f"    {part(i.module)} -> {part(i.target)}: {i.where()}" for i in inside)
+        messages.append(
+            f"{_top(inside[0].module)} parts import each other in a cycle ({' <-> '.join(group)}):\n{lines}"
+        )
     return messages
 
 
@@ -158,15 +197,33 @@ def test_no_forbidden_imports() -> None:
     assert not problems, "imports that break the layering:\n" + "\n".join(problems)
 
 
+def test_other_packages_use_the_policies_front_door() -> None:
+    problems = policies_back_doors(collect_imports())
+    assert not problems, "\n".join(problems)
+
+
+def test_no_agent_module_imports_a_front_end() -> None:
+    problems = front_end_imports(collect_imports())
+    assert not problems, "imports of agent/cli or agent/chat from below them:\n" + "\n".join(problems)
+
+
 def test_tools_parts_have_no_cycle() -> None:
     problems = tools_cycles(collect_imports())
+    assert not problems, "\n".join(problems)
+
+
+def test_policies_modules_have_no_cycle() -> None:
+    problems = tools_cycles(collect_imports(), policies_module)
     assert not problems, "\n".join(problems)
 
 
 def test_the_checks_see_function_level_relative_and_cyclic_imports(tmp_path: Path) -> None:
     files = {
         "policies/__init__.py": "",
-        "policies/engine.py": "def f():\n    from tools.experiment import metrics\n",
+        "policies/engine.py": (
+            "def f():\n    from tools.experiment import metrics\nfrom tools.errors import BadRequest\n"
+        ),
+        "tools/errors.py": "",
         "tools/__init__.py": "",
         "tools/settings.py": "",
         "tools/catalog/__init__.py": "",
@@ -177,6 +234,10 @@ def test_the_checks_see_function_level_relative_and_cyclic_imports(tmp_path: Pat
         "tools/experiment/metrics.py": "import importlib\nimportlib.import_module('agent.cli')\n",
         "seed/__init__.py": "",
         "agent/__init__.py": "",
+        "agent/service.py": "from agent.cli.render import render\nfrom policies.engine import Verdict\n",
+        "agent/cli/__init__.py": "",
+        "agent/cli/render.py": "from agent.chat import cards\nfrom agent.cli import parser\n",
+        "agent/chat/__init__.py": "",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -191,6 +252,15 @@ def test_the_checks_see_function_level_relative_and_cyclic_imports(tmp_path: Pat
         ("catalog", "settings"),
         ("evidence", "catalog"),
         ("experiment", "settings"),
+    ]
+    assert policies_back_doors(imports) == [
+        "agent/service.py:2 `from policies.engine import Verdict`: import from `policies`, not from policies.engine"
+    ]
+    assert front_end_imports(imports) == [
+        "agent/cli/render.py:1 `from agent.chat import cards`: agent.cli.render must not import the front end "
+        "agent.chat",
+        "agent/service.py:1 `from agent.cli.render import render`: agent.service must not import the front end "
+        "agent.cli",
     ]
     assert tools_cycles(imports) == [
         "tools parts import each other in a cycle (catalog <-> evidence):\n"

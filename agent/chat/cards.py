@@ -9,8 +9,7 @@ from pathlib import Path
 from agent.chat.messages import plain
 from agent.chat.tables import VERDICT_ICONS, metric_tables, num, pct
 from agent.state import ApprovalRequest
-from policies.engine import Verdict
-from policies.metrics import ModelMetrics
+from policies import ModelMetrics, Verdict
 from tools.evidence.formats import relative, sig
 from tools.evidence.schema import Evidence, PublicationRecord
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, runs_dir

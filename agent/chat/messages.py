@@ -15,8 +15,6 @@ STARTERS: tuple[tuple[str, str], ...] = (
 )
 """(label, message) pairs offered on an empty chat."""
 
-CATALOG_ERRORS = ("CatalogError", "CatalogToolError")  # how `captured` nodes label an unreachable catalog
-
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|:~$])")
 
 
@@ -30,7 +28,7 @@ def plain(text: str) -> str:
 def answer_markdown(state: AgentState) -> str:
     """A finished turn's answer; an unreachable catalog is said plainly before the agent's own words."""
     answer = plain(state.answer or "I have no answer for that.")
-    if any(f.message.startswith(CATALOG_ERRORS) for f in state.failures):
+    if any(f.service == "catalog" for f in state.failures):
         return f"**The DataHub catalog could not be reached.**\n\n{answer}"
     return answer
 

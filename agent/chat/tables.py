@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.chat.messages import plain
-from policies.engine import Verdict
-from policies.metrics import ModelMetrics, SegmentSummary, Task
+from policies import ModelMetrics, SegmentSummary, Task, Verdict
 from tools.evidence.formats import points, relative, sig
 from tools.evidence.schema import ModelEvidence
 from tools.evidence.task_text import EXCEEDS_TEXT, SEGMENT_METRIC_NAMES, worst_class, worst_class_psi

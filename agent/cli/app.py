@@ -1,4 +1,4 @@
-"""`provenance`: parse the arguments, run the command, turn its errors into exit codes (agent/cli/exit_codes.py).
+"""`provenance`: parse the arguments, run the command, turn its errors into exit codes (tools/errors.py).
 Logs go to stderr; `--json` output goes to stdout; an internal error's traceback goes to $PROVENANCE_HOME/logs/cli.log.
 
 A command's module (and the graph, the catalog or MLflow behind it) is imported only when that command runs:
@@ -17,9 +17,9 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAILURE
 from agent.cli.parser import build_parser
 from agent.cli.precheck import Refused, precheck
+from tools.errors import EXIT_FAILURE, ProvenanceError, exit_code
 
 if TYPE_CHECKING:
     from tools.settings import ProvenanceSettings
@@ -27,40 +27,6 @@ if TYPE_CHECKING:
     Handler = Callable[[ProvenanceSettings, argparse.Namespace], int]
 
 log = logging.getLogger("provenance")
-
-
-def bad_input_errors() -> tuple[type[Exception], ...]:
-    """Errors that mean the request cannot be served as asked (exit 2); anything else unexpected is ours (exit 1).
-    Looked up only when a command raised (an `except` clause evaluates its expression then): by that time the
-    command has imported these modules anyway."""
-    from agent.errors import UsageError
-    from policies.engine import PolicyError
-    from tools.catalog.conventions import ConventionsError
-    from tools.catalog.ingest import RecipeError
-    from tools.catalog.lookup import CatalogInputError
-    from tools.changes.schema import ChangeSetError
-    from tools.evidence.store import EvidenceError
-    from tools.mutations import PlanError
-    from tools.registry.mlflow_registry import RegistryError
-
-    return (
-        Refused,
-        CatalogInputError,
-        ChangeSetError,
-        PlanError,
-        PolicyError,
-        ConventionsError,
-        EvidenceError,
-        RegistryError,
-        RecipeError,
-        UsageError,
-    )
-
-
-def _catalog_error() -> type[Exception]:
-    from tools.catalog.session import CatalogError
-
-    return CatalogError
 
 
 @dataclass(frozen=True)
@@ -107,23 +73,20 @@ def _run(argv: Sequence[str] | None) -> int:
         precheck(args)  # before the command's module (pandas, LangGraph, MCP) is imported
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return exit_code(exc)
     from tools.settings import load_settings
 
     settings = load_settings()
     try:
         return HANDLERS[args.command](settings, args)
-    except bad_input_errors() as exc:
+    except ProvenanceError as exc:  # raised on purpose: the message is for the user, the class says the exit code
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return exit_code(exc)
     except BrokenPipeError:  # stdout's reader went away (`| head`): main() handles it, it is not a disk problem
         raise
     except OSError as exc:  # a full disk while writing evidence keeps nothing half-written: resuming is safe
         advice = "; free the space or fix the permissions, then `provenance resume THREAD`"
         print(f"error: {exc}{advice if exc.errno in (errno.ENOSPC, errno.EACCES) else ''}", file=sys.stderr)
-        return EXIT_FAILURE
-    except _catalog_error() as exc:
-        print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except Exception as exc:  # a bug of ours, not bad input: say so, keep the traceback for the report
         where = _log_internal_error(settings.logs / "cli.log", args.command)

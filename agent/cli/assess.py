@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
     from agent.assessment import assess_change
     from agent.context import AgentContext, CatalogHandle
-    from policies.engine import load_policy
+    from policies import load_policy
     from tools.catalog.lookup import check_dataset_urn
     from tools.mutations import parse_mutation
 
@@ -51,11 +51,11 @@ def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
             log.info("assessed by `provenance catalog serve` (pid %s)", service.pid)
             print(json.dumps(reply["summary"], indent=2) if args.json else reply["text"])
             return EXIT_CODES[reply["verdict"]]
-    from agent.cli.render import render_result
+    from tools.evidence.terminal import render_evidence
 
     result = asyncio.run(_assess(settings, args))
     if args.json:
         print(json.dumps(result.summary(), indent=2, default=str))
     else:
-        print(render_result(result))
+        print(render_evidence(result.evidence, result.run_dir))
     return EXIT_CODES[result.evidence.verdict]

@@ -21,7 +21,6 @@ from tools.registry.mlflow_registry import (
     ModelRef,
     ModelVersionInfo,
     RegistryError,
-    RegistryUnavailable,
 )
 from tools.settings import ProvenanceSettings
 
@@ -36,19 +35,13 @@ def _cmd_bind(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
             "(e.g. http://mlflow:5000 or sqlite:///path/to/mlflow.db)"
         )
     ref = ModelRef.parse(args.model)
-    try:
-        registry = MlflowRegistry(tracking_uri)
-        if args.check:
-            if args.eval_data or args.label or args.threshold is not None or args.yes:
-                raise RegistryError("--check only reads: it takes MODEL and --version, nothing else")
-            return _check(settings, registry, ref, args.version)
-        options = BindOptions(
-            version=args.version, eval_data=args.eval_data, label=args.label, threshold=args.threshold
-        )
-        proposal = propose(registry, ref, options)
-    except RegistryUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+    registry = MlflowRegistry(tracking_uri)
+    if args.check:
+        if args.eval_data or args.label or args.threshold is not None or args.yes:
+            raise RegistryError("--check only reads: it takes MODEL and --version, nothing else")
+        return _check(settings, registry, ref, args.version)
+    options = BindOptions(version=args.version, eval_data=args.eval_data, label=args.label, threshold=args.threshold)
+    proposal = propose(registry, ref, options)
     print(_describe(proposal, registry, settings, ref))
     if not args.yes:
         if not sys.stdin.isatty():

@@ -20,7 +20,7 @@ from agent.context import AgentContext, CatalogHandle
 from agent.errors import UsageError
 from agent.nodes.approval import publish_run
 from agent.nodes.failures import worth_publishing
-from policies.engine import LoadedPolicy, Verdict, load_policy
+from policies import LoadedPolicy, Verdict, load_policy
 from tools.catalog.discoverer import Discoverer
 from tools.changes.markdown import render_markdown
 from tools.changes.result import CheckResult, EntryResult, PolicyRef, combined_verdict, outcome_of

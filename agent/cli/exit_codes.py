@@ -1,6 +1,6 @@
 """Process exit codes, documented in the README: usable as a CI gate."""
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_BAD_INPUT = 2
+from tools.errors import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_CODES", "EXIT_FAILURE", "EXIT_OK"]
 EXIT_CODES = {"PASS": 0, "WARNING": 10, "BLOCK": 20, "INCOMPLETE": 30}

@@ -11,11 +11,12 @@ import argparse
 import json
 
 from agent.cli.parser import OPERATOR_NAMES
+from tools.errors import BadRequest
 
 NO_PUBLISH = "assess needs --no-publish here; use `provenance ask` to assess and publish with approval"
 
 
-class Refused(ValueError):
+class Refused(BadRequest, ValueError):
     """The request cannot be served as written (exit 2); the message says what is expected."""
 
 

@@ -18,13 +18,18 @@ from typing import Any, NoReturn
 
 from agent.cli.precheck import Refused, parse_params
 from tools.catalog.serve_state import live_state, state_path
+from tools.errors import ServiceFailure
 from tools.settings import ProvenanceSettings
 
 REQUEST_TIMEOUT_SECONDS = 900.0
 log = logging.getLogger(__name__)
 
 
-class ServiceUnavailable(Exception):
+class RemoteServiceFailure(ServiceFailure):
+    """A service the remote assessment depends on (the database, the model registry) failed there."""
+
+
+class ServiceUnavailable(ServiceFailure):
     """The advertised service did not take the request (gone, or refused it before starting): assess here."""
 
 
@@ -95,6 +100,8 @@ def _raise(service: AssessService, kind: object, message: str) -> NoReturn:
 
     if kind == "catalog":
         raise CatalogError(message)
+    if isinstance(kind, str) and kind != "internal":  # another service the assessment depends on (tools/errors.py)
+        raise RemoteServiceFailure(f"{kind}: {message}")
     raise RuntimeError(
         f"the assessment service (`provenance catalog serve`, pid {service.pid}) failed: {message}; "
         "its traceback is in that process's output"

@@ -10,7 +10,7 @@ from typing import Any
 from agent.context import AgentContext
 from agent.nodes.failures import Node, publishable
 from agent.state import AgentState
-from policies.engine import Verdict, overall_verdict
+from policies import Verdict, overall_verdict
 from tools.catalog.calls import calls_of_this_run
 from tools.evidence.build import environment, policy_record
 from tools.evidence.schema import ChangeRequest, Evidence, PlanRecord, PublicationRecord, new_run_id

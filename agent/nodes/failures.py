@@ -8,9 +8,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from agent.state import AgentState
-from tools.catalog.lookup import CatalogInputError
+from tools.errors import failed_service, failure_kind
 from tools.evidence.schema import StageFailure
-from tools.mutations import PlanError
 
 log = logging.getLogger(__name__)
 
@@ -21,20 +20,20 @@ class Node(Protocol):
     def __call__(self, state: AgentState) -> Awaitable[dict[str, Any]]: ...
 
 
-USER_ERRORS = (CatalogInputError, PlanError)
-
-
 def captured(stage: str) -> Callable[[Node], Node]:
     def wrap(node: Node) -> Node:
         @functools.wraps(node)
         async def run(state: AgentState) -> dict[str, Any]:
             try:
                 return await node(state)
-            except USER_ERRORS as exc:
-                return {"failures": [*state.failures, StageFailure(stage=stage, message=str(exc), kind="input")]}
             except Exception as exc:  # recorded with its stage; the graph then writes what evidence exists
-                log.exception("stage %s failed", stage)
-                failure = StageFailure(stage=stage, message=f"{type(exc).__name__}: {exc}")
+                kind = failure_kind(exc)
+                if kind == "input":  # the request cannot be served as asked: the message is the answer
+                    failure = StageFailure(stage=stage, message=str(exc), kind=kind)
+                else:
+                    log.exception("stage %s failed", stage)
+                    message = f"{type(exc).__name__}: {exc}"
+                    failure = StageFailure(stage=stage, message=message, kind=kind, service=failed_service(exc))
                 return {"failures": [*state.failures, failure]}
 
         return run

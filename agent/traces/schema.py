@@ -14,16 +14,16 @@ from pydantic import BaseModel, ValidationError
 
 from agent.schemas import ExperimentPlan, PlannerName, RouteDecision
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
-from policies.engine import Reason, Verdict
-from policies.metrics import ModelMetrics, Task
+from policies import ModelMetrics, Reason, Task, Verdict
 from tools.catalog.calls import ToolCallRecord
+from tools.errors import BadRequest
 from tools.evidence.schema import BindingRecord, PlanRecord, PolicyRecord, PublicationRecord, StageFailure
 
 TRACE_SCHEMA_VERSION = "provenance.trace/1"
 LLM_ERROR_TYPE = "error"  # the `type` of an llm_outputs entry recording a failed model call
 
 
-class TraceError(ValueError):
+class TraceError(BadRequest, ValueError):
     """A trace that cannot be read (missing, not JSON, another schema, missing fields); the message says which."""
 
 

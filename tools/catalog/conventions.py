@@ -10,11 +10,13 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tools.errors import BadRequest
+
 DEFAULT_CONVENTIONS_PATH = Path(__file__).with_name("conventions.yaml")
 CONVENTIONS_ENV = "PROVENANCE_CONVENTIONS"
 
 
-class ConventionsError(ValueError):
+class ConventionsError(BadRequest, ValueError):
     """A conventions file that cannot be used; the message names the file and the problem."""
 
 

@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from tools.catalog.served import find_served
+from tools.errors import BadRequest
 from tools.settings import ProvenanceSettings
 
 SHOWN_MESSAGES = 3
 
 
-class RecipeError(ValueError):
+class RecipeError(BadRequest, ValueError):
     """A recipe that cannot run as given; the message says what to change."""
 
 

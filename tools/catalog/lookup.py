@@ -6,10 +6,10 @@ from __future__ import annotations
 import difflib
 
 from tools.catalog.datahub import CatalogReader, EntitySummary, SchemaField
-from tools.catalog.session import CatalogError
+from tools.errors import BadRequest
 
 
-class CatalogInputError(CatalogError):
+class CatalogInputError(BadRequest):
     """The caller named something the catalog does not have; the message lists the closest matches."""
 
 

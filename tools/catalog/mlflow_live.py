@@ -16,12 +16,16 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+from tools.errors import ServiceFailure
+
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
 _MLFLOW_MODEL = re.compile(r"^urn:li:mlModel:\(urn:li:dataPlatform:mlflow,(?P<name>.+)_(?P<version>\d+),[^,()]+\)$")
 
 
-class RegistryReadError(RuntimeError):
+class RegistryReadError(ServiceFailure, RuntimeError):
     """The registry named by MLFLOW_TRACKING_URI could not be read; the message says what to do."""
+
+    service = "MLflow registry"
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from tools.catalog.calls import CallLog, ToolCallRecord
 from tools.catalog.lanes import Lanes
 from tools.catalog.output_schemas import validate_outputs_once
 from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL, sdk_aspects_tool
+from tools.errors import ServiceFailure
 
 READ_TOOLS = frozenset(
     {"get_entities", "list_schema_fields", "get_lineage", "search", "get_aspect_history", "get_lineage_paths_between"}
@@ -45,8 +46,10 @@ OPTIONAL_TOOLS = frozenset({"get_lineage_paths_between"})  # not offered by ever
 CALL_TIMEOUT_SECONDS = 120.0
 
 
-class CatalogError(Exception):
+class CatalogError(ServiceFailure):
     """The catalog could not answer; the message says what to do next."""
+
+    service = "catalog"
 
 
 class CatalogToolError(CatalogError):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from tools.changes.sqlmodel import canonical, literal
+from tools.errors import BadRequest
 
 OTHER_INPUTS = object()
 """Stands for every subject value neither version lists (they get the ELSE value)."""
@@ -28,7 +29,7 @@ KEEP = _Keep()
 """The output of `ELSE subject`: each value stays as it is."""
 
 
-class CaseNotMappable(ValueError):
+class CaseNotMappable(BadRequest, ValueError):
     """The CASE change cannot be a remap of whole categories; the message says why."""
 
 

@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from tools.errors import BadRequest
+
 SQL_SUFFIXES = (".sql",)
 GIT_TIMEOUT_SECONDS = 60
 
 
-class GitInputError(ValueError):
+class GitInputError(BadRequest, ValueError):
     """The repository or a ref cannot be used as given (exit 2); the message says what to check."""
 
 

@@ -14,13 +14,14 @@ from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.siblings import without_dbt_twins
 from tools.catalog.training_runs import dataset_parts
+from tools.errors import BadRequest
 
 SEARCH_RESULTS = 50
 EXAMPLE_URN = "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"
 FIX_HINT = "pass --platform P, --name-prefix DB.SCHEMA, or --dataset NAME=URN"
 
 
-class MappingOptionError(ValueError):
+class MappingOptionError(BadRequest, ValueError):
     """A `--dataset NAME=URN` option is malformed (exit 2)."""
 
 

@@ -11,8 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from policies.engine import Reason, Verdict, overall_verdict
-from policies.metrics import ModelMetrics
+from policies import ModelMetrics, Reason, Verdict, overall_verdict
 from tools.catalog.resolve import dataset_name
 from tools.changes.schema import Approval, ParamValue, SourceRef
 from tools.evidence.schema import ModelEvidence

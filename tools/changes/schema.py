@@ -16,6 +16,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tools.errors import BadRequest
+
 ScalarParam = bool | int | float | str
 ParamValue = ScalarParam | None | dict[str, str] | list[ScalarParam]
 """An operator parameter as YAML can spell it; None for the optional bounds (clip's lower/upper)."""
@@ -87,7 +89,7 @@ class ChangeSet(_Frozen):
     unmapped: list[UnmappedChange] = Field(default_factory=list)
 
 
-class ChangeSetError(ValueError):
+class ChangeSetError(BadRequest, ValueError):
     """The file is not a valid CHANGES.yml; the message lists every problem with its line."""
 
     def __init__(self, path: Path, problems: list[str]) -> None:

@@ -17,13 +17,14 @@ from sqlglot import exp
 from tools.changes.casemap import CaseNotMappable, case_remap, keeps_other_values
 from tools.changes.schema import ParamValue
 from tools.changes.sqlmodel import SqlModel, canonical, literal, number
+from tools.errors import BadRequest
 
 Confidence = Literal["high", "medium", "low"]
 DEFAULT_NULL_SHARE = 0.05
 """The share of rows whose nulls a COALESCE added or removed is assumed to touch when nothing better is known."""
 
 
-class NotMappable(ValueError):
+class NotMappable(BadRequest, ValueError):
     """No operator expresses the change; the message says why."""
 
 

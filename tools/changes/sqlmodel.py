@@ -10,8 +10,10 @@ from sqlglot import Token, TokenType, exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
+from tools.errors import BadRequest
 
-class SqlParseError(ValueError):
+
+class SqlParseError(BadRequest, ValueError):
     """sqlglot cannot read the SQL, or it has no SELECT; `line` is where the problem is (1 when unknown)."""
 
     def __init__(self, message: str, line: int = 1) -> None:
@@ -19,7 +21,7 @@ class SqlParseError(ValueError):
         self.line = max(line, 1)
 
 
-class UnknownDialectError(ValueError):
+class UnknownDialectError(BadRequest, ValueError):
     """sqlglot has no dialect of that name (exit 2); the message suggests the closest."""
 
 

@@ -9,7 +9,7 @@ the lineage could not be read is INCOMPLETE, never PASS.
 
 from __future__ import annotations
 
-from policies.engine import Policy, Verdict, structural_reason
+from policies import Policy, Verdict, structural_reason
 from tools.catalog.discoverer import Discoverer
 from tools.catalog.discovery import Discovery
 from tools.catalog.lookup import CatalogInputError

@@ -17,6 +17,7 @@ from datahub.metadata.urns import Urn
 
 from tools.embedded.shapes import ENTITY_TYPE_BY_GRAPHQL, Shapes, entity_type, graphql_type
 from tools.embedded.store import LiteStore
+from tools.errors import BadRequest
 
 AGENT_USER = {
     "urn": "urn:li:corpuser:provenance",
@@ -27,11 +28,11 @@ AGENT_USER = {
 MAX_LINEAGE_PATHS = 20_000
 
 
-class UnsupportedOperation(Exception):
+class UnsupportedOperation(BadRequest):
     """A GraphQL operation or argument the embedded catalog does not implement."""
 
 
-class GraphQLError(Exception):
+class GraphQLError(BadRequest):
     """A request the embedded catalog understood but cannot satisfy (e.g. an unknown tag)."""
 
 

@@ -13,13 +13,15 @@ import json
 import re
 from typing import Any
 
+from tools.errors import BadRequest
+
 JsonObject = dict[str, Any]
 
 OPS = ("add", "remove", "replace", "move", "copy", "test")
 _BAD_ESCAPE = re.compile(r"~(?![01])")
 
 
-class PatchError(ValueError):
+class PatchError(BadRequest, ValueError):
     """A patch GMS would refuse; the endpoint answers it with HTTP 422 and this message."""
 
 

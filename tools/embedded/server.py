@@ -27,6 +27,7 @@ from datahub.metadata.urns import Urn
 from tools.embedded.graphql import GraphQLApi, GraphQLError, UnsupportedOperation
 from tools.embedded.patch import PatchError, apply_patch, validated_aspect
 from tools.embedded.store import LiteStore
+from tools.errors import BadRequest
 from tools.json_http import JsonHandler
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ SERVER_CONFIG = {
 }
 
 
-class HttpError(Exception):
+class HttpError(BadRequest):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from policies.engine import LoadedPolicy
+from policies import LoadedPolicy
 from tools.evidence.schema import Evidence, ModelTest, PolicyRecord
 from tools.evidence.store import update_evidence, write_run
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from policies.metrics import Task
+from policies import Task
 from tools.evidence import plots_multiclass, plots_regression
 from tools.evidence.plot_common import RENDER_LOCK, new_figure, not_computable, plain_log_counts, save_png
 

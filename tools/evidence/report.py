@@ -16,7 +16,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from policies.engine import Reason
+from policies import Reason
 from tools import atomic
 from tools.catalog.render import short
 from tools.evidence import task_text

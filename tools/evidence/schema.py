@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from policies.engine import Reason, Verdict
-from policies.metrics import ModelMetrics, Task
+from policies import ModelMetrics, Reason, Task, Verdict
 from tools.catalog.coverage import Coverage
 from tools.catalog.discovery import LineageStep
+from tools.errors import FailureKind
 from tools.mutations import Mutation
 
 if TYPE_CHECKING:
@@ -175,7 +175,8 @@ class PolicyRecord(BaseModel):
 class StageFailure(BaseModel):
     stage: str
     message: str
-    kind: Literal["input", "error"] = "error"  # input: the request cannot be served as asked (no run is made)
+    kind: FailureKind = "error"  # tools/errors.py: input = the request cannot be served as asked (no run is made)
+    service: str | None = None  # the service that failed ("catalog"), when one did
 
 
 class PublicationRecord(BaseModel):

@@ -16,13 +16,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tools import atomic
+from tools.errors import BadRequest
 from tools.evidence.schema import SCHEMA_VERSION, Evidence
 
 EVIDENCE_FILE = "evidence.json"
 REPORT_FILE = "report.md"
 
 
-class EvidenceError(Exception):
+class EvidenceError(BadRequest):
     """A run folder that cannot be read or written; the message says which and why."""
 
 

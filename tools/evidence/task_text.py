@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from policies.metrics import ModelMetrics, MulticlassMetrics, RegressionMetrics, SegmentFinding, SegmentSummary
+from policies import ModelMetrics, MulticlassMetrics, RegressionMetrics, SegmentFinding, SegmentSummary
 from tools.evidence.formats import NA, auc, decimal, pct, points, pvalue, relative, sig, signed
 
 SEGMENT_METRIC_NAMES = {"flip_rate": "flip rate", "moved_share": "moved share"}

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from policies.engine import Decision, Policy, Reason, Verdict, load_policy, overall_verdict
-from policies.metrics import ModelMetrics
+from policies import Decision, ModelMetrics, Policy, Reason, Verdict, load_policy, overall_verdict
 from tools.catalog.discovery import Discovery
 from tools.evidence.schema import (
     ExperimentRecord,

@@ -14,7 +14,8 @@ from typing import Final, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from policies.metrics import Task
+from policies import Task
+from tools.errors import ServiceFailure
 
 ARTIFACT_URI = "provenance.artifact_uri"
 ARTIFACT_SHA256 = "provenance.artifact_sha256"
@@ -31,7 +32,7 @@ PICKLE_FORMATS = ("pickle", "cloudpickle")  # MLflow's sklearn serialization for
 TASKS: Final[tuple[Task, ...]] = get_args(Task)
 
 
-class BindingError(Exception):
+class BindingError(ServiceFailure):
     """The model cannot be tested as bound; `code` becomes the INCOMPLETE reason's code."""
 
     def __init__(self, code: str, message: str) -> None:

@@ -31,12 +31,14 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Generic, Literal, Protocol, TypeVar
 
+from tools.errors import ServiceFailure
+
 R = TypeVar("R")
 P = TypeVar("P", ThreadPoolExecutor, ProcessPoolExecutor)
 ExecutorKind = Literal["thread", "process"]
 
 
-class JobCancelled(RuntimeError):
+class JobCancelled(ServiceFailure, RuntimeError):
     """The job was cancelled by the executor (it shut down), not by the task awaiting it."""
 
 
@@ -115,7 +117,7 @@ class ThreadExecutor(_LazyPool[ThreadPoolExecutor]):
         return await self._await(self._get_pool().submit(call))
 
 
-class WorkerCrashed(RuntimeError):
+class WorkerCrashed(ServiceFailure, RuntimeError):
     """A worker process died mid-job (killed, out of memory, a crash in native code)."""
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from policies.engine import Policy
+from policies import Policy
 from tools.catalog.discovery import AffectedModel
 from tools.evidence.schema import ModelEvidence
 from tools.experiment.assess import run_model

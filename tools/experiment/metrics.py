@@ -19,7 +19,7 @@ from collections import OrderedDict
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from policies.metrics import ModelMetrics
+from policies import ModelMetrics
 
 PSI_EPSILON = 1e-4  # floor for an empty bin's share, so ln(a/e) stays finite; one empty bin adds at most ~0.1
 # PSI's bin edges come from at most about this many evenly spaced baseline rows (every row below 2x this): a

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from policies.metrics import NO_ROC_FIELDS, ModelMetrics, MulticlassMetrics
+from policies import NO_ROC_FIELDS, ModelMetrics, MulticlassMetrics
 from tools.experiment.metrics import PSI_BINS, psi, wilson_interval, z_quantile
 from tools.experiment.overlap import alongside
 

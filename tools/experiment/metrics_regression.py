@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from policies.metrics import NO_ROC_FIELDS, ModelMetrics, RegressionMetrics
+from policies import NO_ROC_FIELDS, ModelMetrics, RegressionMetrics
 from tools.experiment.metrics import PSI_BINS, psi, wilson_interval, z_quantile
 
 METHODS_REGRESSION: dict[str, str] = {

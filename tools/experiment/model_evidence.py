@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from policies.engine import incomplete
+from policies import incomplete
 from tools.catalog.discovery import AffectedModel
 from tools.evidence.schema import BindingRecord, ModelEvidence
 from tools.experiment.binding import ModelBinding

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from policies.engine import Reason, Verdict
+from policies import Reason, Verdict
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.evidence.schema import ModelEvidence, SamplingRecord
 from tools.experiment.binding import BindingError, ModelBinding

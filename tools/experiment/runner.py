@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tools.errors import ServiceFailure
 from tools.experiment.metrics_multiclass import finite_rows
 from tools.experiment.overlap import alongside
 from tools.experiment.task import TaskDecision
@@ -38,7 +39,7 @@ _MAX_ERROR_SAMPLES = 5
 BINARY = TaskDecision("binary", "predict_proba without classes_: column 1 positive")
 
 
-class BaselineFailure(Exception):
+class BaselineFailure(ServiceFailure):
     """The unmutated data already fails: the model or its evaluation data is broken, not the change."""
 
 

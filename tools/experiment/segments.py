@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from policies.metrics import Exceeds, SegmentFinding, SegmentMetric, SegmentSummary
-from policies.sections import SegmentRule
+from policies import Exceeds, SegmentFinding, SegmentMetric, SegmentRule, SegmentSummary
 from tools.experiment.metrics import z_quantile
 
 DEFAULT_SEGMENT_RULE = SegmentRule(min_share=0.05, fdr=0.05, numeric_bins=4, max_columns=20, max_categories=50)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from policies.metrics import Task
+from policies import Task
 from tools.experiment.binding import TASK, BindingError
 from tools.experiment.sampling import METHOD
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from policies.metrics import ModelMetrics, SegmentMetric, Task
-from policies.sections import SegmentRule
+from policies import ModelMetrics, SegmentMetric, SegmentRule, Task
 from tools.experiment.metrics import binary_metrics
 from tools.experiment.metrics_multiclass import compute_multiclass_metrics
 from tools.experiment.metrics_regression import compute_regression_metrics

@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tools.errors import BadRequest
+
 Kind = Literal["numeric", "boolean", "categorical", "other"]
 _ALL_KINDS: frozenset[str] = frozenset({"numeric", "boolean", "categorical", "other"})
 CONSTANT_TYPES = {"numeric": (int, float), "boolean": (bool,), "categorical": (str,)}
 
 
-class PlanError(ValueError):
+class PlanError(BadRequest, ValueError):
     """A mutation that cannot run as written; the message says what is allowed."""
 
 

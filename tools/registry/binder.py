@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from policies.metrics import Task
+from policies import Task
 from tools.experiment.binding import (
     ARTIFACT_SHA256,
     ARTIFACT_URI,

@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from tools.errors import BadRequest, ServiceFailure
+
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
 CONTEXT_TAG = "mlflow.data.context"  # what mlflow.log_input(..., context=…) records
 EVAL_CONTEXTS = ("eval", "evaluation", "test", "testing", "holdout", "validation")
@@ -28,12 +30,14 @@ _URN = re.compile(r"^urn:li:mlModel:\(urn:li:dataPlatform:(?P<platform>[^,]+),(?
 _NAME_VERSION = re.compile(r"^(?P<name>.+)_(?P<version>\d+)$")
 
 
-class RegistryError(ValueError):
+class RegistryError(BadRequest, ValueError):
     """Bad input, or a refusal: the CLI prints it and exits 2; nothing was written."""
 
 
-class RegistryUnavailable(RuntimeError):
+class RegistryUnavailable(ServiceFailure, RuntimeError):
     """MLflow is not installed, or its tracking store could not be read."""
+
+    service = "MLflow registry"
 
 
 @dataclass(frozen=True)

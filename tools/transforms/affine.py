@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from tools.errors import BadRequest
 from tools.transforms.evaluate import evaluate
 from tools.transforms.nodes import is_source, lossless_cast, mentions, shown
 from tools.transforms.values import NotEvaluable
@@ -42,7 +43,7 @@ class Fixed:
 Carried = Scaled | Shifted | Fixed
 
 
-class NotCarried(ValueError):
+class NotCarried(BadRequest, ValueError):
     """The change does not pass through this expression exactly; the message names the sub-expression."""
 
 

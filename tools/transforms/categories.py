@@ -11,12 +11,13 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from tools.errors import BadRequest
 from tools.transforms.evaluate import evaluate
 from tools.transforms.nodes import is_source, literal, peel, shown, unparen
 from tools.transforms.values import NotEvaluable
 
 
-class NotRemappable(ValueError):
+class NotRemappable(BadRequest, ValueError):
     """The remap cannot be carried through exactly; the message says why."""
 
 

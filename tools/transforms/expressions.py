@@ -17,6 +17,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from tools.errors import BadRequest
 from tools.transforms.nodes import column_key, normalise, render
 from tools.transforms.resolve import resolve_query
 from tools.transforms.sources import Env, Relation, Unreadable
@@ -25,7 +26,7 @@ ALL_COLUMNS = "*"
 """The `unreadable` key for outputs a `SELECT *` yields whose names are unknown (no schema for the table)."""
 
 
-class SqlUnreadable(ValueError):
+class SqlUnreadable(BadRequest, ValueError):
     """sqlglot cannot parse the SQL, or the statement yields no rows from a query; the message says why."""
 
 

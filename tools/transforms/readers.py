@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from sqlglot import exp
 
+from tools.errors import BadRequest
 from tools.mutations.operators import Mutation
 from tools.transforms.affine import Fixed, NotCarried, Scaled, Shifted, carry
 from tools.transforms.categories import (
@@ -36,7 +37,7 @@ from tools.transforms.values import Depends, NotEvaluable, NotTrue
 _MUTATION: TypeAdapter[Mutation] = TypeAdapter(Mutation)
 
 
-class Refused(ValueError):
+class Refused(BadRequest, ValueError):
     """The mutation cannot be carried through exactly; the message says why."""
 
 

@@ -8,10 +8,11 @@ from typing import Protocol
 
 from sqlglot import exp
 
+from tools.errors import BadRequest
 from tools.transforms.nodes import Scalar
 
 
-class NotEvaluable(ValueError):
+class NotEvaluable(BadRequest, ValueError):
     """The reader cannot tell exactly what the engine computes here; the message says where."""
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from agent.traces.replay.compare import Comparer
 from agent.traces.schema import Trace
 from agent.traces.store import sha256_file
-from policies.engine import LoadedPolicy, PolicyError, load_policy
+from policies import LoadedPolicy, PolicyError, load_policy
 from tools.evidence.build import environment
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE
 

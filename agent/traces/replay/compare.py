@@ -15,7 +15,7 @@ from typing import Any
 from agent.traces.replay.describe import REPLAY_SKIPPED, fmt, short, skipped, turn_state
 from agent.traces.replay.doubles import call_key
 from agent.traces.schema import AffectedModelRecord, ModelOutcome, TraceTurn
-from policies.metrics import ModelMetrics
+from policies import ModelMetrics
 from tools.catalog.calls import ToolCallRecord
 from tools.catalog.session import WRITE_TOOLS
 

@@ -13,7 +13,9 @@ def test_plain_text_keeps_urns_lines_and_indentation() -> None:
 
 
 def test_answer_says_plainly_when_the_catalog_is_unreachable() -> None:
-    failure = StageFailure(stage="catalog_qa", message="CatalogError: could not start the DataHub MCP server")
+    failure = StageFailure(
+        stage="catalog_qa", message="CatalogError: could not start the DataHub MCP server", service="catalog"
+    )
     answer = answer_markdown(AgentState(answer="Stage catalog_qa failed: ...", failures=[failure]))
     assert answer.startswith("**The DataHub catalog could not be reached.**")
     assert answer_markdown(AgentState(answer="Owners of x", failures=[])) == "Owners of x"

@@ -25,4 +25,4 @@ def test_the_parser_loads_no_command_module() -> None:
         "print(sorted(m for m in sys.modules if m.startswith(('agent.cli.', 'agent.graph', 'agent.assessment'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
-    assert out.strip() == "['agent.cli.app', 'agent.cli.exit_codes', 'agent.cli.parser', 'agent.cli.precheck']"
+    assert out.strip() == "['agent.cli.app', 'agent.cli.parser', 'agent.cli.precheck']"

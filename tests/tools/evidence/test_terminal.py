@@ -1,22 +1,24 @@
-"""The terminal rendering of an assessment: each model's own task metrics, its worst segment, and the --json
-summary's task; models built directly (no pipeline)."""
+"""The terminal rendering of an assessment: each model's own task metrics and its worst segment;
+models built directly (no pipeline)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agent.assessment import AssessmentResult
-from agent.cli.render import metrics_line, render_result
 from policies.engine import Verdict
-from policies.metrics import ModelMetrics
 from tests.agent.chat.helpers import fraud_metrics
 from tests.tools.evidence import task_examples
 from tools.evidence.schema import ChangeRequest, Evidence, ModelEvidence, PlanRecord, PolicyRecord
+from tools.evidence.terminal import metrics_line, render_evidence
 
 RUN_DIR = Path("/runs/r1")
 
 
-def result(*models: ModelEvidence) -> AssessmentResult:
+def render_text(evidence: Evidence) -> str:
+    return render_evidence(evidence, RUN_DIR)
+
+
+def result(*models: ModelEvidence) -> Evidence:
     evidence = Evidence(
         run_id="r1",
         request=ChangeRequest(dataset_urn="urn:d", field="amount", op="scale", params={}, fraction=1, seed=0),
@@ -26,7 +28,7 @@ def result(*models: ModelEvidence) -> AssessmentResult:
         verdict=Verdict.BLOCK,
         policy=PolicyRecord(name="default", version=2, sha256="0" * 64, path="policies/default-v2.yaml"),
     )
-    return AssessmentResult(evidence=evidence, run_dir=RUN_DIR)
+    return evidence
 
 
 def test_binary_line_is_unchanged() -> None:
@@ -38,7 +40,7 @@ def test_binary_line_is_unchanged() -> None:
 
 def test_regressor_shows_errors_moved_share_and_no_auc() -> None:
     metrics = task_examples.regression_metrics()
-    text = render_result(result(task_examples.model("review_time", metrics)))
+    text = render_text(result(task_examples.model("review_time", metrics)))
     assert "AUC" not in text and "flips" not in text
     line = metrics_line(metrics)
     assert line.startswith("MAE 0.8325 -> 1,843 (delta +1,842 [+1,800, +1,885], +221310.0%); ")
@@ -64,7 +66,7 @@ def test_multiclass_shows_argmax_flips_accuracy_macro_f1_and_worst_class() -> No
 
 def test_worst_segment_follows_the_metrics() -> None:
     segmented = task_examples.multiclass_metrics(segments=task_examples.segments())
-    text = render_result(result(task_examples.model("risk_tier", segmented)))
+    text = render_text(result(task_examples.model("risk_tier", segmented)))
     lines = text.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  argmax flips"))
     assert lines[at + 1] == (
@@ -74,18 +76,5 @@ def test_worst_segment_follows_the_metrics() -> None:
     empty = task_examples.regression_metrics(segments=task_examples.segments(findings=0))
     assert (
         "  segments: no segment of at least 5.0% of rows (14 segment(s) tested in 3 column(s), 1 column(s) skipped)"
-        in render_result(result(task_examples.model("review_time", empty)))
+        in render_text(result(task_examples.model("review_time", empty)))
     )
-
-
-def test_json_summary_names_each_models_task() -> None:
-    unmeasured = task_examples.model("broken", None, Verdict.INCOMPLETE)
-    unmeasured.task = "regression"
-    models: list[tuple[str, ModelMetrics | None]] = [
-        ("fraud", fraud_metrics()),
-        ("review_time", task_examples.regression_metrics()),
-    ]
-    summary = result(*(task_examples.model(n, m) for n, m in models), unmeasured).summary()
-    assert [m["task"] for m in summary["models"]] == ["binary", "regression", "regression"]
-    regression = summary["models"][1]["metrics"]["regression"]
-    assert regression["mae_delta_relative"] == 2213.1 and regression["tolerance_basis"].startswith("0.1 x")

@@ -4,9 +4,11 @@ macro-F1 for a multiclass classifier) and its worst segment."""
 
 from __future__ import annotations
 
-from agent.assessment import AssessmentResult
-from policies.metrics import ModelMetrics
+from pathlib import Path
+
+from policies import ModelMetrics
 from tools.evidence.formats import decimal, pct
+from tools.evidence.schema import Evidence
 from tools.evidence.task_text import multiclass_line, regression_line, segment_line
 
 
@@ -27,8 +29,8 @@ def metrics_line(m: ModelMetrics) -> str:
     )
 
 
-def render_result(result: AssessmentResult) -> str:
-    ev = result.evidence
+def render_evidence(ev: Evidence, run_dir: Path) -> str:
+    """The run as `provenance assess` prints it; `run_dir` is where its report.md is."""
     lines = [f"Verdict: {ev.verdict}   (run {ev.run_id}, policy {ev.policy.name} v{ev.policy.version})"]
     lines += [f"  - {reason}" for reason in ev.verdict_reasons]
     for model in ev.models:
@@ -48,7 +50,7 @@ def render_result(result: AssessmentResult) -> str:
     if ev.coverage is not None:
         lines.append("\nCoverage:")
         lines += [f"  {line}" for line in ev.coverage.lines()]
-    lines.append(f"\nEvidence: {result.run_dir}/report.md")
+    lines.append(f"\nEvidence: {run_dir}/report.md")
     counted = "MCP calls not counted" if ev.mcp_calls is None else f"{ev.mcp_calls} MCP calls"
     lines.append(f"{counted}; publication: {ev.publication.status}")
     return "\n".join(lines)
