@@ -25,7 +25,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from agent import database
-from agent.checkpoint_pool import PooledSaver
+from tools.runtime.checkpoint_pool import PooledSaver
 from tools.settings import ProvenanceSettings
 
 CHECKPOINTS_DB = "checkpoints.db"
@@ -65,7 +65,9 @@ def serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
-SQLITE_CONNECTIONS = 4  # conversations saving at once before one waits for another's save (agent/checkpoint_pool.py)
+# Conversations saving at once before one waits for another's save (tools/runtime/checkpoint_pool.py); the
+# default of PROVENANCE_CHECKPOINT_CONNECTIONS.
+SQLITE_CONNECTIONS = ProvenanceSettings.model_fields["provenance_checkpoint_connections"].default
 
 
 @asynccontextmanager
@@ -123,5 +125,6 @@ async def open_checkpointer(settings: ProvenanceSettings) -> AsyncIterator[BaseC
         async with postgres_checkpointer(settings.database_url) as saver:
             yield saver
     else:
-        async with sqlite_checkpointer(settings.home / CHECKPOINTS_DB) as sqlite_saver:
+        connections = settings.provenance_checkpoint_connections
+        async with sqlite_checkpointer(settings.home / CHECKPOINTS_DB, connections) as sqlite_saver:
             yield sqlite_saver

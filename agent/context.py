@@ -19,7 +19,7 @@ from policies import LoadedPolicy, load_policy
 from tools.catalog.connection import Catalog, open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
 from tools.catalog.session import WriterSession
-from tools.experiment.executor import ExperimentExecutor, make_executor
+from tools.runtime.executor import ExperimentExecutor, make_executor
 from tools.settings import ProvenanceSettings, load_settings
 
 log = logging.getLogger(__name__)

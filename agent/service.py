@@ -35,9 +35,9 @@ from policies import load_policy
 from tools.catalog.lookup import check_dataset_urn
 from tools.errors import ProvenanceError, http_status
 from tools.evidence.terminal import render_evidence
-from tools.experiment.executor import import_experiment_modules
 from tools.json_http import JsonHandler
 from tools.mutations import parse_mutation
+from tools.runtime.executor import import_experiment_modules
 from tools.settings import ProvenanceSettings
 
 log = logging.getLogger(__name__)

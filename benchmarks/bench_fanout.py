@@ -34,10 +34,10 @@ from bench_experiment import eval_frame, experiment, load_pipelines  # noqa: E40
 
 from agent.conversation import open_session  # noqa: E402
 from seed.seeding import seed_demo  # noqa: E402
-from tools.experiment.executor import ExecutorKind, make_executor  # noqa: E402
 from tools.experiment.job import measure_model  # noqa: E402
 from tools.experiment.runner import BaselineCache  # noqa: E402
 from tools.mutations import parse_mutation  # noqa: E402
+from tools.runtime.executor import ExecutorKind, make_executor  # noqa: E402
 from tools.settings import ProvenanceSettings  # noqa: E402
 
 MUTATION = parse_mutation("scale", {"factor": 100})

@@ -37,11 +37,11 @@ from bench_experiment import best_of, eval_frame  # noqa: E402
 from policies import load_policy  # noqa: E402
 from seed.data import generate_transactions, to_feature_frame  # noqa: E402
 from seed.review import REVIEW_FEATURES, build_review_time, review_minutes  # noqa: E402
-from tools.experiment.overlap import alongside  # noqa: E402
 from tools.experiment.runner import BaselineCache, run_experiment  # noqa: E402
 from tools.experiment.task import TaskDecision, decide_task  # noqa: E402
 from tools.experiment.task_metrics import MetricInputs, compute_task_metrics, prepare_metric_inputs  # noqa: E402
 from tools.mutations import apply_mutation, parse_mutation  # noqa: E402
+from tools.runtime.overlap import alongside  # noqa: E402
 
 POLICY = load_policy().policy
 TIER_LABEL = "tier"

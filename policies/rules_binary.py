@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from policies.metrics import ModelMetrics
 from policies.policy import Policy
-from policies.rules_common import band_reason, flip_detail, pct, sample_reasons, significant_size_reason
+from policies.rules_common import band_reason, flip_detail, sample_reasons, significant_size_reason
 from policies.sections import AucDropRule
 from policies.verdicts import Reason, Verdict
+from tools.evidence.formats import share_setting
 
 
 def binary_sample_reasons(m: ModelMetrics, p: Policy) -> list[Reason]:
@@ -31,7 +32,7 @@ def _auc_reason(m: ModelMetrics, rule: AucDropRule) -> Reason:
     drop, p = -m.auc_delta, m.auc_p_value  # the thresholds are on the drop (baseline - mutated)
     # The message speaks of one quantity only, the change (mutated - baseline), so the delta and both CI bounds
     # carry the same sign convention: a drop reads "change -0.1727, 95% CI -0.1854 to -0.1601".
-    ci = f"{pct(m.confidence)} CI {m.auc_delta_ci_low:+.4f} to {m.auc_delta_ci_high:+.4f}"
+    ci = f"{share_setting(m.confidence)} CI {m.auc_delta_ci_low:+.4f} to {m.auc_delta_ci_high:+.4f}"
     change = f"change {m.auc_delta:+.4f}, {ci}, DeLong p = {p:.3g}"
     facts = f"AUC {m.auc_baseline:.4f} -> {m.auc_mutated:.4f} ({change})"
     return significant_size_reason(

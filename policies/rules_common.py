@@ -6,10 +6,7 @@ from __future__ import annotations
 from policies.metrics import ModelMetrics
 from policies.sections import Band, FailureRule
 from policies.verdicts import Reason, Verdict
-
-
-def pct(x: float) -> str:
-    return f"{x * 100:.3g}%"
+from tools.evidence.formats import share_setting
 
 
 def band_reason(metric: str, label: str, value: float, band: Band, *, percent: bool, detail: str = "") -> Reason:
@@ -19,7 +16,7 @@ def band_reason(metric: str, label: str, value: float, band: Band, *, percent: b
         level, threshold, cmp = Verdict.WARNING, band.warning, ">="
     else:
         level, threshold, cmp = Verdict.PASS, band.warning, "<"
-    shown, limit = (f"{value:.1%}", pct(threshold)) if percent else (f"{value:.3f}", f"{threshold:g}")
+    shown, limit = (f"{value:.1%}", share_setting(threshold)) if percent else (f"{value:.3f}", f"{threshold:g}")
     name = "warning" if level is not Verdict.BLOCK else "block"
     message = f"{label} {shown}{detail} {cmp} {limit} {name} threshold"
     return Reason(
@@ -62,9 +59,9 @@ def significant_size_reason(
 
 
 def failure_reason(m: ModelMetrics, rule: FailureRule) -> Reason:
-    counted = f"{m.failures} of {m.n} rows ({pct(m.failure_rate)}) failed inference"
+    counted = f"{m.failures} of {m.n} rows ({share_setting(m.failure_rate)}) failed inference"
     if m.failure_rate >= rule.block_rate:
-        level, threshold, text = Verdict.BLOCK, rule.block_rate, f">= {pct(rule.block_rate)} block threshold"
+        level, threshold, text = Verdict.BLOCK, rule.block_rate, f">= {share_setting(rule.block_rate)} block threshold"
     elif m.failures >= rule.warning_count:
         level, threshold, text = Verdict.WARNING, float(rule.warning_count), f"(warning from {rule.warning_count})"
     else:
@@ -96,7 +93,8 @@ def sample_reasons(checks: list[tuple[str, int, int]]) -> list[Reason]:
 
 
 def flip_detail(m: ModelMetrics) -> str:
-    return f" ({pct(m.confidence)} CI {m.flip_rate_ci_low:.1%}-{m.flip_rate_ci_high:.1%}, {m.flips} of {m.n_scored})"
+    level = share_setting(m.confidence)
+    return f" ({level} CI {m.flip_rate_ci_low:.1%}-{m.flip_rate_ci_high:.1%}, {m.flips} of {m.n_scored})"
 
 
 def missing_task_metrics(task: str, m: ModelMetrics) -> Reason:

@@ -8,12 +8,12 @@ from policies.rules_common import (
     band_reason,
     flip_detail,
     missing_task_metrics,
-    pct,
     sample_reasons,
     significant_size_reason,
 )
 from policies.sections import MulticlassRules, SignificantDropRule
 from policies.verdicts import Reason
+from tools.evidence.formats import share_setting
 
 
 def multiclass_sample_reasons(m: ModelMetrics, rules: MulticlassRules) -> list[Reason]:
@@ -28,10 +28,11 @@ def _drop_reason(
     rule: SignificantDropRule,
 ) -> Reason:
     before, after, delta, low, high = values  # baseline, mutated, mutated - baseline and its interval
-    facts = f"{label} {before:.4f} -> {after:.4f} (change {delta:+.4f}, {pct(confidence)} CI {low:+.4f} to {high:+.4f})"
+    level = share_setting(confidence)
+    facts = f"{label} {before:.4f} -> {after:.4f} (change {delta:+.4f}, {level} CI {low:+.4f} to {high:+.4f})"
     return significant_size_reason(
         metric, facts, -delta, significant=high < 0, rule=rule, what="drop",
-        not_significant=f"no significant drop (the {pct(confidence)} CI reaches {high:+.4f})",
+        not_significant=f"no significant drop (the {share_setting(confidence)} CI reaches {high:+.4f})",
     )  # fmt: skip
 
 

@@ -4,9 +4,10 @@ large, the share of predictions that moved beyond a tolerance, and the PSI of th
 from __future__ import annotations
 
 from policies.metrics import ModelMetrics, RegressionMetrics
-from policies.rules_common import band_reason, missing_task_metrics, pct, sample_reasons, significant_size_reason
+from policies.rules_common import band_reason, missing_task_metrics, sample_reasons, significant_size_reason
 from policies.sections import RegressionRules, SignificantIncreaseRule
 from policies.verdicts import Reason
+from tools.evidence.formats import share_setting
 
 
 def regression_sample_reasons(m: ModelMetrics, rules: RegressionRules) -> list[Reason]:
@@ -19,19 +20,19 @@ def _increase_reason(
 ) -> Reason:  # fmt: skip
     before, after, delta, low, high, relative = values  # baseline, mutated, mutated - baseline, its CI, delta/baseline
     shown = "unbounded: the baseline error is 0" if relative is None else f"{relative:+.1%} of baseline"
-    ci = f"{pct(confidence)} CI {low:+.4g} to {high:+.4g}"
+    ci = f"{share_setting(confidence)} CI {low:+.4g} to {high:+.4g}"
     facts = f"{label} {before:.4g} -> {after:.4g} (change {delta:+.4g}, {ci}; {shown})"
     if relative is None and delta <= 0:
         relative = 0.0  # a perfect baseline that stays perfect: nothing increased
     return significant_size_reason(
         metric, facts, relative, significant=low > 0, rule=rule, what="relative increase",
-        not_significant=f"no significant increase (the {pct(confidence)} CI reaches {low:+.4g})",
+        not_significant=f"no significant increase (the {share_setting(confidence)} CI reaches {low:+.4g})",
     )  # fmt: skip
 
 
 def _moved_reason(m: ModelMetrics, r: RegressionMetrics, rules: RegressionRules) -> Reason:
     detail = (
-        f" (|change| > {r.tolerance:.4g} = {r.tolerance_basis}; {pct(m.confidence)} CI "
+        f" (|change| > {r.tolerance:.4g} = {r.tolerance_basis}; {share_setting(m.confidence)} CI "
         f"{r.moved_share_ci_low:.1%}-{r.moved_share_ci_high:.1%}, {r.moved} of {m.n_scored})"
     )
     return band_reason("moved_share", "moved share", r.moved_share, rules.moved_share, percent=True, detail=detail)

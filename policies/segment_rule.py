@@ -11,9 +11,9 @@ The rate is the flip rate (binary, multiclass) or the moved share (regression), 
 from __future__ import annotations
 
 from policies.metrics import ModelMetrics, SegmentFinding, SegmentSummary
-from policies.rules_common import pct
 from policies.sections import SegmentRule
 from policies.verdicts import Reason, Verdict
+from tools.evidence.formats import share_setting
 
 _LABELS = {"flip_rate": "flip rate", "moved_share": "moved share"}
 
@@ -25,8 +25,9 @@ def _level(f: SegmentFinding, fdr: float) -> Verdict:
 
 
 def _facts(f: SegmentFinding, confidence: float) -> str:
+    level = share_setting(confidence)
     return (
-        f"segment {f.segment}: {_LABELS[f.metric]} {f.value:.1%} ({pct(confidence)} CI {f.ci_low:.1%}-{f.ci_high:.1%}, "
+        f"segment {f.segment}: {_LABELS[f.metric]} {f.value:.1%} ({level} CI {f.ci_low:.1%}-{f.ci_high:.1%}, "
         f"{f.events} of {f.n} scored rows, {f.share:.1%} of them; overall {f.overall_value:.1%})"
     )
 
@@ -35,14 +36,14 @@ def _judged(f: SegmentFinding, level: Verdict, s: SegmentSummary, rule: SegmentR
     tested = f"across {s.segments_tested} segments"
     if level is Verdict.BLOCK:
         band, p, p_adj = s.block_band, f.p_value_block, f.p_adjusted_block
-        why = f"credibly above the {pct(band or 0)} block band"
+        why = f"credibly above the {share_setting(band or 0)} block band"
     else:
         band, p, p_adj = s.warning_band, f.p_value, f.p_adjusted
         above = level is Verdict.WARNING
         why = (
-            f"credibly above the {pct(band or 0)} warning band"
+            f"credibly above the {share_setting(band or 0)} warning band"
             if above
-            else f"not credibly above the {pct(band or 0)} warning band"
+            else f"not credibly above the {share_setting(band or 0)} warning band"
         )
     cmp = "<" if level is not Verdict.PASS else ">="
     stats = f"one-sided binomial p {_p(p)}, BH-adjusted p {_p(p_adj)} {cmp} FDR {rule.fdr:g} {tested}"
@@ -78,7 +79,7 @@ def segment_reasons(m: ModelMetrics, rule: SegmentRule | None, bands: tuple[floa
                 code="segment_pass",
                 severity=Verdict.PASS,
                 metric="segments",
-                message=f"no segment of at least {pct(s.min_share)} of the scored rows to test "
+                message=f"no segment of at least {share_setting(s.min_share)} of the scored rows to test "
                 f"({len(s.columns_examined)} columns examined{skipped})",
             )
         ]

@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tools.runtime.lanes import BULK_IN_FLIGHT
+
 
 class ProvenanceSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="", extra="ignore", frozen=True)
@@ -40,6 +42,18 @@ class ProvenanceSettings(BaseSettings):
     provenance_sample_seed: int = Field(default=1402, description="Seed of the evaluation-data sample.")
     provenance_workers: int | None = Field(
         default=None, ge=1, description="Experiment jobs run at once (threads or processes); unset: the number of CPUs."
+    )
+    provenance_catalog_bulk_calls: int = Field(
+        default=BULK_IN_FLIGHT,
+        ge=1,
+        description="Batch (non-interactive) MCP calls in flight per catalog session; a person's catalog question "
+        "skips this queue (tools/runtime/lanes.py).",
+    )
+    provenance_checkpoint_connections: int = Field(
+        default=4,
+        ge=1,
+        description="SQLite connections of the checkpointer: conversations saving at once before one waits "
+        "(tools/runtime/checkpoint_pool.py); PostgreSQL uses its own pool.",
     )
     provenance_executor: Literal["auto", "thread", "process"] = Field(
         default="auto",

@@ -8,16 +8,12 @@ from collections.abc import Callable
 
 from agent.chat.messages import plain
 from policies import ModelMetrics, SegmentSummary, Task, Verdict
-from tools.evidence.formats import points, relative, sig
+from tools.evidence.formats import pct, points, relative, sig
 from tools.evidence.schema import ModelEvidence
 from tools.evidence.task_text import EXCEEDS_TEXT, SEGMENT_METRIC_NAMES, worst_class, worst_class_psi
 
 VERDICT_ICONS = {Verdict.PASS: "✅", Verdict.WARNING: "⚠️", Verdict.BLOCK: "⛔", Verdict.INCOMPLETE: "❔"}
 TASK_ORDER: tuple[Task, ...] = ("binary", "multiclass", "regression")
-
-
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
 
 
 def num(value: float | None, spec: str = ".3f") -> str:
@@ -29,37 +25,37 @@ def _ci(low: float | None, high: float | None, fmt: Callable[[float | None], str
 
 
 def _binary(m: ModelMetrics) -> list[str]:
-    flips = f"{pct(m.flip_rate)} ({pct(m.flip_rate_ci_low)} – {pct(m.flip_rate_ci_high)})"
+    flips = f"{pct(m.flip_rate, 1)} ({pct(m.flip_rate_ci_low, 1)} – {pct(m.flip_rate_ci_high, 1)})"
     auc = f"{num(m.auc_baseline)} → {num(m.auc_mutated)}"
     delta = f"{num(m.auc_delta, '+.3f')} ({num(m.auc_delta_ci_low, '+.3f')} to {num(m.auc_delta_ci_high, '+.3f')})"
-    return [flips, auc, f"{delta}, p = {num(m.auc_p_value, '.2g')}", num(m.psi, ".2f"), pct(m.failure_rate)]
+    return [flips, auc, f"{delta}, p = {num(m.auc_p_value, '.2g')}", num(m.psi, ".2f"), pct(m.failure_rate, 1)]
 
 
 def _regression(m: ModelMetrics) -> list[str]:
     r = m.regression
     if r is None:
-        return ["n/a"] * 5 + [pct(m.failure_rate)]
+        return ["n/a"] * 5 + [pct(m.failure_rate, 1)]
 
     def signed(value: float | None) -> str:
         return sig(value, sign=True)
 
     return [
-        f"{pct(r.moved_share)} ({pct(r.moved_share_ci_low)} – {pct(r.moved_share_ci_high)})",
+        f"{pct(r.moved_share, 1)} ({pct(r.moved_share_ci_low, 1)} – {pct(r.moved_share_ci_high, 1)})",
         f"{sig(r.mae_baseline)} → {sig(r.mae_mutated)}",
         f"{signed(r.mae_delta)} {_ci(r.mae_delta_ci_low, r.mae_delta_ci_high, signed)}, "
         f"{relative(r.mae_delta_relative)}",
         f"{signed(r.rmse_delta)} {_ci(r.rmse_delta_ci_low, r.rmse_delta_ci_high, signed)}, "
         f"{relative(r.rmse_delta_relative)}",
         num(r.prediction_psi, ".2f"),
-        pct(m.failure_rate),
+        pct(m.failure_rate, 1),
     ]
 
 
 def _multiclass(m: ModelMetrics) -> list[str]:
     mc = m.multiclass
-    flips = f"{pct(m.flip_rate)} ({pct(m.flip_rate_ci_low)} – {pct(m.flip_rate_ci_high)})"
+    flips = f"{pct(m.flip_rate, 1)} ({pct(m.flip_rate_ci_low, 1)} – {pct(m.flip_rate_ci_high, 1)})"
     if mc is None:
-        return [flips] + ["n/a"] * 5 + [pct(m.failure_rate)]
+        return [flips] + ["n/a"] * 5 + [pct(m.failure_rate, 1)]
     worst, psi = worst_class(mc), worst_class_psi(mc)
 
     def f1(value: float | None) -> str:
@@ -67,12 +63,12 @@ def _multiclass(m: ModelMetrics) -> list[str]:
 
     return [
         flips,
-        f"{pct(mc.accuracy_baseline)} → {pct(mc.accuracy_mutated)}",
+        f"{pct(mc.accuracy_baseline, 1)} → {pct(mc.accuracy_mutated, 1)}",
         f"{points(mc.accuracy_delta)} {_ci(mc.accuracy_delta_ci_low, mc.accuracy_delta_ci_high, points)}",
         f"{f1(mc.macro_f1_delta)} {_ci(mc.macro_f1_delta_ci_low, mc.macro_f1_delta_ci_high, f1)}",
-        f"{plain(worst[0])} {pct(worst[1])}" if worst else "n/a",
+        f"{plain(worst[0])} {pct(worst[1], 1)}" if worst else "n/a",
         f"{num(psi[1], '.2f')} ({plain(psi[0])})" if psi else "n/a",
-        pct(m.failure_rate),
+        pct(m.failure_rate, 1),
     ]
 
 
@@ -141,8 +137,9 @@ def segment_item(s: SegmentSummary) -> str:
     p_adjusted = f.p_adjusted_block if block else f.p_adjusted
     metric = SEGMENT_METRIC_NAMES.get(f.metric, f.metric)
     return plain(
-        f"{f.segment} ({pct(f.share)} of rows): {metric} {pct(f.value)} ({pct(f.ci_low)} – {pct(f.ci_high)}) "
-        f"vs {pct(f.overall_value)} overall, BH p {_p(p_adjusted)}, {EXCEEDS_TEXT[f.exceeds]}; {tested}"
+        f"{f.segment} ({pct(f.share, 1)} of rows): {metric} {pct(f.value, 1)} "
+        f"({pct(f.ci_low, 1)} – {pct(f.ci_high, 1)}) "
+        f"vs {pct(f.overall_value, 1)} overall, BH p {_p(p_adjusted)}, {EXCEEDS_TEXT[f.exceeds]}; {tested}"
     )
 
 

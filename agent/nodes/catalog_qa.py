@@ -12,10 +12,10 @@ from agent.prompts_text import CAPABILITIES
 from agent.schemas import Intent
 from agent.state import AgentState
 from tools.catalog.discoverer import Discoverer
-from tools.catalog.lanes import interactive
 from tools.catalog.render import render_discovery
 from tools.catalog.resolve import resolve_field, resolve_model
 from tools.evidence.writeback import STATUS_TAG_PREFIX
+from tools.runtime.lanes import interactive
 
 
 def make_catalog_qa(ctx: AgentContext) -> Node:

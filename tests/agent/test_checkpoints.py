@@ -13,7 +13,6 @@ import psycopg
 import pytest
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from agent.checkpoint_pool import PooledSaver
 from agent.checkpoints import open_checkpointer
 from agent.conversation import open_session
 from agent.errors import DatabaseUnavailableError, DatabaseUrlError, UsageError
@@ -29,6 +28,7 @@ from tests.agent.helpers import (
 )
 from tests.postgres import Cluster
 from tools.evidence.store import read_evidence
+from tools.runtime.checkpoint_pool import PooledSaver
 from tools.settings import ProvenanceSettings
 
 BLOCK = "urn:li:tag:provenance:BLOCK"

@@ -30,7 +30,7 @@ from tests.agent.helpers import DEMO_QUESTION
 from tools.embedded.store import LiteStore
 from tools.evidence.schema import ModelEvidence
 from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, LABEL_COLUMN
-from tools.experiment.executor import ThreadExecutor
+from tools.runtime.executor import ThreadExecutor
 from tools.settings import ProvenanceSettings
 
 R = TypeVar("R")

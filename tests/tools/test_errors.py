@@ -68,8 +68,8 @@ def test_known_classes_keep_their_meaning() -> None:
     from policies.engine import PolicyError
     from tools.catalog.lookup import CatalogInputError
     from tools.catalog.session import CatalogError, CatalogToolError
-    from tools.experiment.executor import WorkerCrashed
     from tools.mutations import PlanError
+    from tools.runtime.executor import WorkerCrashed
 
     for bad in (PolicyError, PlanError, CatalogInputError, AlreadyDecided, DatabaseUrlError):
         assert exit_code(bad("x")) == EXIT_BAD_INPUT, bad

@@ -33,10 +33,10 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 
 from tools.catalog.calls import CallLog, ToolCallRecord
-from tools.catalog.lanes import Lanes
 from tools.catalog.output_schemas import validate_outputs_once
 from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL, sdk_aspects_tool
 from tools.errors import ServiceFailure
+from tools.runtime.lanes import BULK_IN_FLIGHT, Lanes
 
 READ_TOOLS = frozenset(
     {"get_entities", "list_schema_fields", "get_lineage", "search", "get_aspect_history", "get_lineage_paths_between"}
@@ -68,6 +68,7 @@ class McpServerSpec:
     log_file: Path
     home: Path  # HOME for the server: the DataHub SDK writes ~/.datahub files there
     fail_fast: bool = True
+    bulk_calls: int = BULK_IN_FLIGHT  # PROVENANCE_CATALOG_BULK_CALLS (tools/runtime/lanes.py)
 
     def server_env(self, *, mutations: bool = False) -> dict[str, str]:
         """The server's environment; its mutation tools (add_tags, save_document, ...) exist only with `mutations`."""
@@ -110,7 +111,12 @@ class CatalogSession:
     reader: its server runs with mutations off and it offers no write tool."""
 
     def __init__(
-        self, tools: dict[str, BaseTool], startup_seconds: float, *, server_tools: frozenset[str] | None = None
+        self,
+        tools: dict[str, BaseTool],
+        startup_seconds: float,
+        *,
+        server_tools: frozenset[str] | None = None,
+        bulk_calls: int = BULK_IN_FLIGHT,
     ) -> None:
         self._tools = tools
         self.startup_seconds = startup_seconds
@@ -120,7 +126,7 @@ class CatalogSession:
         self.lost: str | None = None
         """Set when the MCP server went away (killed, crashed): no later call on this session can succeed."""
         self.call_timeout = CALL_TIMEOUT_SECONDS
-        self.lanes = Lanes()
+        self.lanes = Lanes(bulk_calls)
 
     @property
     def tool_names(self) -> list[str]:
@@ -239,7 +245,9 @@ def _reader(spec: McpServerSpec, loaded: dict[str, BaseTool], started: float) ->
     tools = {name: tool for name, tool in loaded.items() if name in READ_TOOLS}
     _require(spec, READ_TOOLS - OPTIONAL_TOOLS - set(tools), "read")
     tools[SDK_ASPECTS_TOOL] = sdk_aspects_tool(spec.gms_url, spec.gms_token)
-    return CatalogSession(tools, time.perf_counter() - started, server_tools=frozenset(loaded))
+    return CatalogSession(
+        tools, time.perf_counter() - started, server_tools=frozenset(loaded), bulk_calls=spec.bulk_calls
+    )
 
 
 @asynccontextmanager

@@ -2,7 +2,8 @@
 "n/a", rates as percentages, AUC with 3 decimals, small p-values in scientific notation, and quantities on a
 model's own scale (errors, predictions, tolerances) with 4 significant digits.
 
-No heavy imports: the CLI's terminal rendering uses these too.
+A leaf module (no imports of ours, no heavy ones): the CLI's terminal rendering uses it, and so do the policy's
+reasons (policies may import it, tests/test_import_rules.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ def na(value: object) -> str:
 
 def pct(value: float | None, digits: int = 2) -> str:
     return NA if value is None else f"{value * 100:.{digits}f}%"
+
+
+def share_setting(value: float) -> str:
+    """A share someone configured (a threshold band, a confidence level) as they wrote it, in percent with no
+    padding: 0.05 -> "5%", 0.995 -> "99.5%", 0.0025 -> "0.25%". A measured share is `pct`'s."""
+    return f"{value * 100:.3g}%"
 
 
 def points(value: float | None, digits: int = 2) -> str:

@@ -21,10 +21,10 @@ from tools.evidence.schema import (
     ScoreArrays,
 )
 from tools.experiment.model_evidence import binding_record, incomplete_evidence
-from tools.experiment.overlap import alongside
 from tools.experiment.prepare import PreparedModel
 from tools.experiment.runner import BaselineCache, BaselineFailure, ExperimentOutcome, run_experiment
 from tools.mutations import Mutation, MutationTypeError, PlanError
+from tools.runtime.overlap import alongside
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -27,7 +27,7 @@ import pandas as pd
 
 from policies import NO_ROC_FIELDS, ModelMetrics, MulticlassMetrics
 from tools.experiment.metrics import PSI_BINS, psi, wilson_interval, z_quantile
-from tools.experiment.overlap import alongside
+from tools.runtime.overlap import alongside
 
 BOOTSTRAP_RESAMPLES = 2000
 _CELLS_PER_CHUNK = 4_000_000  # resamples x cells held at once

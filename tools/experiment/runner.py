@@ -25,9 +25,9 @@ import pandas as pd
 
 from tools.errors import ServiceFailure
 from tools.experiment.metrics_multiclass import finite_rows
-from tools.experiment.overlap import alongside
 from tools.experiment.task import TaskDecision
 from tools.mutations import Mutation, apply_mutation, check_compatible
+from tools.runtime.overlap import alongside
 
 DEFAULT_CHUNK_ROWS = 250_000  # bounds peak memory to a small multiple of one chunk's transform; larger chunks pay
 # less per-call overhead (a ColumnTransformer costs ~8 ms a call: 50 chunks of 20k rows doubled a cheap model's time)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tools.catalog.lanes import Lanes, interactive, is_interactive
+from tools.runtime.lanes import Lanes, interactive, is_interactive
 
 
 def test_bulk_calls_wait_for_a_slot_and_interactive_ones_do_not() -> None:

@@ -9,14 +9,14 @@ import time
 
 import pytest
 
-from tools.experiment.executor import (
+from tools.experiment.job import SharedBaselineCache, process_cache
+from tools.runtime.executor import (
     JobCancelled,
     ProcessExecutor,
     ThreadExecutor,
     WorkerCrashed,
     make_executor,
 )
-from tools.experiment.job import SharedBaselineCache, process_cache
 from tools.settings import ProvenanceSettings
 
 

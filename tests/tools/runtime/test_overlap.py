@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tools.experiment.overlap import alongside
+from tools.runtime.overlap import alongside
 
 
 def test_both_results_and_the_side_runs_on_another_thread() -> None:
