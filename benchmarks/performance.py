@@ -1,4 +1,4 @@
-"""Issue 14's performance figures in one run: every table of the README's Performance section, side by side.
+"""Issue 14's performance figures in one run: every table of docs/performance.md's Performance section, side by side.
 
     .venv/bin/python benchmarks/performance.py [--quick]
 

@@ -2,11 +2,11 @@
 
     .venv/bin/python scripts/reliability_figures.py                  # all areas, table on stdout
     .venv/bin/python scripts/reliability_figures.py --only injection scale
-    .venv/bin/python scripts/reliability_figures.py --write-readme   # also replace README's Reliability table
+    .venv/bin/python scripts/reliability_figures.py --write  # also refresh docs/performance.md's Reliability table
 
 Everything runs in a temporary folder (a freshly seeded demo home per area); nothing else is touched. Logs of the
-measured code go to stderr, the table to stdout. `--write-readme` replaces the text between
-`<!-- reliability:start -->` and `<!-- reliability:end -->` in README.md (appending a "## Reliability" section
+measured code go to stderr, the table to stdout. `--write` replaces the text between
+`<!-- reliability:start -->` and `<!-- reliability:end -->` in docs/performance.md (appending a "## Reliability" section
 with those markers when there is none).
 """
 
@@ -246,22 +246,22 @@ def table(rows: list[Row], seconds: float) -> str:
     return "\n".join(lines)
 
 
-def write_readme(readme: Path, text: str) -> None:
-    content = readme.read_text()
+def write_table(doc: Path, text: str) -> None:
+    content = doc.read_text()
     block = f"{START}\n{text}\n{END}"
     if START in content and END in content:
         pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
         content = pattern.sub(lambda _: block, content, count=1)
     else:
         content = content.rstrip("\n") + f"\n\n## Reliability\n\n{block}\n"
-    readme.write_text(content)
+    doc.write_text(content)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="+", choices=sorted(AREAS), help="measure only these areas")
-    parser.add_argument("--write-readme", action="store_true", help="replace the README's Reliability table")
-    parser.add_argument("--readme", type=Path, default=REPO / "README.md", help=argparse.SUPPRESS)
+    parser.add_argument("--write", action="store_true", help="replace the Reliability table of docs/performance.md")
+    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "performance.md", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.CRITICAL, stream=sys.stderr)  # expected stage failures stay quiet
     from tests.reliability.common import seed_template
@@ -276,9 +276,9 @@ def main(argv: list[str] | None = None) -> int:
             rows += AREAS[name](template, work)
     text = table(rows, time.perf_counter() - started)
     print(text)
-    if args.write_readme:
-        write_readme(args.readme, text)
-        print(f"wrote the table into {args.readme}", file=sys.stderr)
+    if args.write:
+        write_table(args.doc, text)
+        print(f"wrote the table into {args.doc}", file=sys.stderr)
     return 0
 
 

@@ -21,6 +21,23 @@ if TYPE_CHECKING:
     from tests.postgres import Cluster
     from tests.realworld.world import RealWorld
 
+# `make test` runs pytest-xdist with --dist loadgroup: tests of a group run on one worker, so what they share is
+# built once. The browser tests share a chat server per module and load the CPU; the dbt world (~55 s) lives in
+# its worker's PostgreSQL server. Other session fixtures (the seeded home, the real world: seconds) are per worker.
+_GROUP_FIXTURES = {"dbt_world": "dbt_world", "dbt_world_copy": "dbt_world"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            group = "browser"
+        else:
+            fixtures = getattr(item, "fixturenames", ())
+            group = next((g for f, g in _GROUP_FIXTURES.items() if f in fixtures), "")
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
 
 @pytest.fixture(scope="session")
 def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:

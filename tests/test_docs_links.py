@@ -149,3 +149,41 @@ def test_cited_docs_and_sections_exist() -> None:
                 if number not in sections[target]:
                     missing.append(f"{where}: docs/{target} has no heading numbered {number}")
     assert not missing, "\n".join(missing)
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    found, fenced = set(), False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and (match := re.match(r"^#{1,6}\s+(.*)$", line)):
+            found.add(github_anchor(match[1]))
+    return found
+
+
+def test_relative_links_of_the_guides_resolve() -> None:
+    """README.md, ARCHITECTURE.md and docs/*.md: every relative link names a file of the checkout, and every
+    `#anchor` a heading of its target (the README was split into docs/ once; a moved section keeps its links)."""
+    guides = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted(DOCS.glob("*.md"))]
+    broken = []
+    for guide in guides:
+        for line_no, line in enumerate(guide.read_text(encoding="utf-8").splitlines(), start=1):
+            for target in LINK.findall(line):
+                if re.match(r"[a-z]+:", target):  # http(s):, mailto:
+                    continue
+                file_part, _, anchor = target.partition("#")
+                resolved = (guide.parent / file_part).resolve() if file_part else guide
+                where = f"{guide.relative_to(ROOT)}:{line_no}: {target}"
+                if not resolved.exists():
+                    broken.append(f"{where} (no such file)")
+                elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+                    broken.append(f"{where} (no such heading)")
+    assert not broken, "broken links:\n" + "\n".join(broken)
