@@ -7,36 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.chat.messages import plain
-from agent.chat.tables import VERDICT_ICONS, metric_tables, num
+from agent.chat.tables import VERDICT_ICONS, metric_tables
 from agent.state import ApprovalRequest
 from policies import ModelMetrics, Verdict
-from tools.evidence.formats import pct, relative, sig
+from tools.evidence.formats import pct
 from tools.evidence.schema import Evidence, PublicationRecord
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, runs_dir
 from tools.evidence.task_text import SEGMENT_METRIC_NAMES
+from tools.evidence.task_views import task_view
 
 
 def metrics_line(m: ModelMetrics | None) -> str:
     """One line per model for the chat's steps: the task's headline numbers and, when segmented, the worst one."""
     if m is None:
         return "not measured"
-    if m.task == "regression" and m.regression is not None:
-        r = m.regression
-        line = (
-            f"MAE {sig(r.mae_baseline)} → {sig(r.mae_mutated)} ({relative(r.mae_delta_relative)}), "
-            f"moved {pct(r.moved_share, 1)}, PSI {num(r.prediction_psi, '.2f')}, failures {pct(m.failure_rate, 1)}"
-        )
-    elif m.task == "multiclass" and m.multiclass is not None:
-        mc = m.multiclass
-        line = (
-            f"flips {pct(m.flip_rate, 1)}, accuracy {pct(mc.accuracy_baseline, 1)} → {pct(mc.accuracy_mutated, 1)}, "
-            f"macro-F1 {num(mc.macro_f1_baseline)} → {num(mc.macro_f1_mutated)}, PSI {num(m.psi, '.2f')}, "
-            f"failures {pct(m.failure_rate, 1)}"
-        )
-    else:
-        line = f"flips {pct(m.flip_rate, 1)}, ΔAUC {num(m.auc_delta, '+.3f')}, PSI {num(m.psi, '.2f')}, " + (
-            f"failures {pct(m.failure_rate, 1)}"
-        )
+    line = task_view(m).short()
     worst = m.segments.worst if m.segments is not None else None
     if worst is not None:
         metric = SEGMENT_METRIC_NAMES.get(worst.metric, worst.metric)

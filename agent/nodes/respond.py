@@ -11,7 +11,7 @@ from agent.nodes.failures import Node, input_failed
 from agent.prompts_text import CAPABILITIES
 from agent.state import AgentState
 from tools.evidence.store import REPORT_FILE, runs_dir
-from tools.evidence.task_text import summary_cells
+from tools.evidence.task_views import task_view
 
 
 def make_respond(ctx: AgentContext) -> Node:
@@ -32,20 +32,10 @@ def make_respond(ctx: AgentContext) -> Node:
             if state.plan_record:
                 lines.append(f"Change tested: {state.plan_record.description}")
             for result in state.model_results:
-                if result.metrics and result.metrics.task != "binary":  # the task's own numbers, never an AUC
-                    cells = summary_cells(result.metrics)
-                    lines.append(
-                        f"{result.name} ({cells.task}): {result.verdict} — {cells.quality}, {cells.change}, "
-                        f"{cells.changed}, PSI {cells.psi}, failures {result.metrics.failure_rate:.1%}"
-                    )
-                elif result.metrics:
-                    m = result.metrics
-                    lines.append(
-                        f"{result.name}: {result.verdict} — flips {m.flip_rate or 0:.1%}, "
-                        f"ΔAUC {m.auc_delta if m.auc_delta is not None else float('nan'):+.3f}, "
-                        f"PSI {m.psi if m.psi is not None else float('nan'):.2f}, "
-                        f"failures {m.failure_rate:.1%}"
-                    )
+                if result.metrics:  # the task's own numbers (tools/evidence/task_views.py), never another's
+                    view = task_view(result.metrics)
+                    task = "" if view.task == "binary" else f" ({view.task})"
+                    lines.append(f"{result.name}{task}: {result.verdict} — {view.short()}")
             lines.append(f"Evidence: {runs_dir(ctx.settings.home) / state.run_id / REPORT_FILE}")
             if state.publication:
                 lines.append(

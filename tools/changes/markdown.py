@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.catalog.resolve import dataset_name
-from tools.changes.result import CheckResult, EntryResult, MetricChange, ModelOutcome
+from tools.changes.result import CheckResult, EntryResult, ModelOutcome
 from tools.evidence.formats import NA, decimal, pct, signed
+from tools.evidence.task_views import MetricChange
 
 MARKER = "<!-- provenance-gate -->"
 COMMENT_LIMIT = 65_536

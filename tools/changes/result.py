@@ -11,10 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from policies import ModelMetrics, Reason, Verdict, overall_verdict
+from policies import Reason, Verdict, overall_verdict
 from tools.catalog.resolve import dataset_name
 from tools.changes.schema import Approval, ParamValue, SourceRef
 from tools.evidence.schema import ModelEvidence
+from tools.evidence.task_views import MetricChange, task_view
 
 EntryKind = Literal["change", "structural", "unmapped"]
 
@@ -27,18 +28,6 @@ class Interval(_Frozen):
     value: float
     low: float | None = None
     high: float | None = None
-
-
-class MetricChange(_Frozen):
-    """A performance metric before and after the change; delta = after - before, with its confidence interval."""
-
-    name: str  # "AUC", "MAE", "accuracy"
-    before: float | None = None
-    after: float | None = None
-    delta: float | None = None
-    delta_ci_low: float | None = None
-    delta_ci_high: float | None = None
-    p_value: float | None = None
 
 
 class ModelOutcome(_Frozen):
@@ -133,7 +122,7 @@ def outcome_of(model: ModelEvidence) -> ModelOutcome:
         update={
             "task": m.task,
             "flip_rate": flip,
-            "performance": _performance(m),
+            "performance": task_view(m).performance(),
             "failures": m.failures,
             "failure_rate": m.failure_rate,
             "rows": m.n,
@@ -145,39 +134,3 @@ def _worst_first(model: ModelEvidence) -> list[Reason]:
     """The reasons that set the verdict; all of them when none did (a PASS lists why nothing fired)."""
     top = [r for r in model.reasons if r.severity == model.verdict]
     return top or list(model.reasons)
-
-
-def _performance(m: ModelMetrics) -> MetricChange | None:
-    """AUC for a binary classifier; otherwise the task's own metric (MAE for regression, accuracy for
-    multiclass) when the metrics carry one."""
-    if m.auc_baseline is not None:
-        return MetricChange(
-            name="AUC",
-            before=m.auc_baseline,
-            after=m.auc_mutated,
-            delta=m.auc_delta,
-            delta_ci_low=m.auc_delta_ci_low,
-            delta_ci_high=m.auc_delta_ci_high,
-            p_value=m.auc_p_value,
-        )
-    if m.regression is not None:
-        r = m.regression
-        return MetricChange(
-            name="MAE",
-            before=r.mae_baseline,
-            after=r.mae_mutated,
-            delta=r.mae_delta,
-            delta_ci_low=r.mae_delta_ci_low,
-            delta_ci_high=r.mae_delta_ci_high,
-        )
-    if m.multiclass is not None:
-        c = m.multiclass
-        return MetricChange(
-            name="accuracy",
-            before=c.accuracy_baseline,
-            after=c.accuracy_mutated,
-            delta=c.accuracy_delta,
-            delta_ci_low=c.accuracy_delta_ci_low,
-            delta_ci_high=c.accuracy_delta_ci_high,
-        )
-    return None

@@ -23,6 +23,7 @@ from tools.evidence import task_text
 from tools.evidence.formats import NA, auc, count, decimal, na, pct, points, pvalue, relative, seconds, sig, signed
 from tools.evidence.schema import Evidence
 from tools.evidence.store import REPORT_FILE
+from tools.evidence.task_views import task_view
 
 TEMPLATE = "report.md.j2"
 PLOT_TITLES = {
@@ -146,7 +147,7 @@ def _environment() -> Environment:
     env.globals.update(
         plot_titles=PLOT_TITLES,
         short=short,
-        summary_cells=task_text.summary_cells,
+        summary_cells=lambda m: task_view(m).cells(),
         class_rows=task_text.class_rows,
         worst_class=task_text.worst_class,
         worst_class_psi=task_text.worst_class_psi,

@@ -1,5 +1,6 @@
 """A model's task metrics in words, shared by report.md, the chat and the terminal: the summary cells of a model of
-any task, the regression / multiclass / segment lines, the per-class rows. Plain text (callers escape it for
+any task (filled by tools/evidence/task_views.py, which every renderer asks), the regression / multiclass / segment
+lines, the per-class rows. Plain text (callers escape it for
 Markdown where needed); numbers through ``formats`` so each kind reads the same everywhere.
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from policies import ModelMetrics, MulticlassMetrics, RegressionMetrics, SegmentFinding, SegmentSummary
-from tools.evidence.formats import NA, auc, decimal, pct, points, pvalue, relative, sig, signed
+from tools.evidence.formats import NA, decimal, pct, points, pvalue, relative, sig, signed
 
 SEGMENT_METRIC_NAMES = {"flip_rate": "flip rate", "moved_share": "moved share"}
 EXCEEDS_TEXT = {
@@ -58,36 +59,6 @@ def worst_class_psi(mc: MulticlassMetrics) -> tuple[str, float] | None:
 def class_rows(mc: MulticlassMetrics) -> list[tuple[str, str, str]]:
     """(class, flip rate, PSI) per class in the model's class order."""
     return [(c, pct(mc.per_class_flip_rate.get(c)), decimal(mc.per_class_psi.get(c), 3)) for c in mc.classes]
-
-
-def summary_cells(m: ModelMetrics) -> SummaryCells:
-    if m.task == "regression" and m.regression is not None:
-        r = m.regression
-        return SummaryCells(
-            task="regression",
-            quality=f"MAE {sig(r.mae_baseline)} → {sig(r.mae_mutated)}",
-            change=f"ΔMAE {sig(r.mae_delta, sign=True)} {interval(r.mae_delta_ci_low, r.mae_delta_ci_high, 'sig')}, "
-            f"{relative(r.mae_delta_relative)}",
-            changed=f"moved {pct(r.moved_share)}",
-            psi=decimal(r.prediction_psi, 3),
-        )
-    if m.task == "multiclass" and m.multiclass is not None:
-        mc = m.multiclass
-        return SummaryCells(
-            task="multiclass",
-            quality=f"accuracy {pct(mc.accuracy_baseline)} → {pct(mc.accuracy_mutated)}",
-            change=f"Δaccuracy {points(mc.accuracy_delta)} "
-            f"{interval(mc.accuracy_delta_ci_low, mc.accuracy_delta_ci_high, 'points')}",
-            changed=f"argmax flips {pct(m.flip_rate)}",
-            psi=decimal(m.psi, 3),
-        )
-    return SummaryCells(
-        task=m.task,
-        quality=f"AUC {auc(m.auc_baseline)} → {auc(m.auc_mutated)}",
-        change=f"ΔAUC {signed(m.auc_delta)} {interval(m.auc_delta_ci_low, m.auc_delta_ci_high, 'signed')}",
-        changed=f"flips {pct(m.flip_rate)}",
-        psi=decimal(m.psi, 3),
-    )
 
 
 def _symbols(ascii_only: bool) -> tuple[str, str, str]:

@@ -7,26 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from policies import ModelMetrics
-from tools.evidence.formats import decimal, pct
+from tools.evidence.formats import pct
 from tools.evidence.schema import Evidence
-from tools.evidence.task_text import multiclass_line, regression_line, segment_line
+from tools.evidence.task_text import segment_line
+from tools.evidence.task_views import task_view
 
 
 def metrics_line(m: ModelMetrics) -> str:
     """The model's metrics on one line (its worst segment goes on the next, see ``metrics_lines``)."""
-    tail = f"; failures {pct(m.failure_rate, 1)} (n={m.n})"
-    if m.task == "regression" and m.regression is not None:
-        return regression_line(m.regression, ascii_only=True) + tail
-    if m.task == "multiclass" and m.multiclass is not None:
-        return multiclass_line(m, m.multiclass, ascii_only=True) + tail
-    auc = f"AUC {decimal(m.auc_baseline, 3)} -> {decimal(m.auc_mutated, 3)}"
-    if m.auc_p_value is not None:
-        auc += f" (delta {decimal(m.auc_delta, 3)}, p={m.auc_p_value:.2g})"
-    return (
-        f"{auc}; flips {pct(m.flip_rate, 1)} [{pct(m.flip_rate_ci_low, 1)}, {pct(m.flip_rate_ci_high, 1)}]"
-        f"; shift mean {decimal(m.prob_shift_mean, 3)} p95 {decimal(m.prob_shift_p95, 3)}; PSI {decimal(m.psi, 3)}"
-        + tail
-    )
+    return task_view(m).line(ascii_only=True) + f"; failures {pct(m.failure_rate, 1)} (n={m.n})"
 
 
 def render_evidence(ev: Evidence, run_dir: Path) -> str:

@@ -11,12 +11,12 @@ from tools.changes.result import (
     CheckResult,
     EntryResult,
     Interval,
-    MetricChange,
     ModelOutcome,
     PolicyRef,
     combined_verdict,
 )
 from tools.changes.schema import SourceRef
+from tools.evidence.task_views import MetricChange
 
 URN = "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"
 POLICY = PolicyRef(name="default", version=2, sha256="ab" * 32)

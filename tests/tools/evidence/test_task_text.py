@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from tests.agent.chat.helpers import fraud_metrics
 from tests.tools.evidence import task_examples
-from tools.evidence.task_text import finding_line, segment_line, summary_cells, worst_class, worst_class_psi
+from tools.evidence.task_text import finding_line, segment_line, worst_class, worst_class_psi
+from tools.evidence.task_views import task_view
 
 
 def test_summary_cells_name_each_tasks_own_metrics() -> None:
-    binary = summary_cells(fraud_metrics())
+    binary = task_view(fraud_metrics()).cells()
     assert (binary.task, binary.quality, binary.changed) == ("binary", "AUC 0.899 → 0.727", "flips 78.78%")
     assert binary.change == "ΔAUC -0.1727 [-0.1854, -0.1601]"
-    regression = summary_cells(task_examples.regression_metrics())
+    regression = task_view(task_examples.regression_metrics()).cells()
     assert regression.quality == "MAE 0.8325 → 1,843" and regression.changed == "moved 40.00%"
     assert regression.change == "ΔMAE +1,842 [+1,800, +1,885], +221310.0%" and regression.psi == "5.123"
-    multiclass = summary_cells(task_examples.multiclass_metrics())
+    multiclass = task_view(task_examples.multiclass_metrics()).cells()
     assert multiclass.quality == "accuracy 91.20% → 85.11%" and multiclass.changed == "argmax flips 7.03%"
     assert multiclass.change == "Δaccuracy -6.09 pp [-6.61 pp, -5.57 pp]"
     for cells in (regression, multiclass):
