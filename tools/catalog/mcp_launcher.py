@@ -3,7 +3,8 @@ over stdio, or `... LOG http` as its stateless HTTP entry point (mcp-server-data
 FASTMCP_HOST / FASTMCP_PORT, the DataHub token per request).
 
 The server logs at INFO to stderr, and stdio MCP clients inherit stderr, which would flood the user's
-terminal. stdout must stay untouched: it carries the MCP protocol.
+terminal. stdout must stay untouched: it carries the MCP protocol. With PROVENANCE_MCP_FORKSERVER set, a warm
+fork server (tools/catalog/mcp_forkserver.py) runs the stdio server instead of this process importing it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ def main() -> None:
         sys.argv = ["mcp-server-datahub-http"]
         http_main()
         return
+    from tools.catalog.mcp_forkserver import launch_request
+
+    code = launch_request(log_fd)  # a warm child of PROVENANCE_MCP_FORKSERVER, when one runs
+    if code is not None:
+        sys.exit(code)
     from mcp_server_datahub.__main__ import main as server_main
 
     sys.argv = ["mcp-server-datahub", "--transport", "stdio"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -33,6 +34,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 
 from tools.catalog.calls import CallLog, ToolCallRecord
+from tools.catalog.mcp_forkserver import FORKSERVER_ENV
 from tools.catalog.output_schemas import validate_outputs_once
 from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL, sdk_aspects_tool
 from tools.errors import ServiceFailure
@@ -85,6 +87,8 @@ class McpServerSpec:
         }
         if self.fail_fast:
             env["DATAHUB_REST_EMITTER_DEFAULT_RETRY_MAX_TIMES"] = "0"
+        if forkserver := os.environ.get(FORKSERVER_ENV):  # tools/catalog/mcp_forkserver.py
+            env[FORKSERVER_ENV] = forkserver
         return env
 
     def connection(self, *, mutations: bool = False) -> dict[str, Any]:
