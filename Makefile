@@ -41,13 +41,17 @@ lint: $(STAMP)
 system-deps:  # each pair quoted: a glob is for the script to match, not for this shell
 	bash scripts/system_deps.sh $(foreach pair,$(SYSTEM_DEPS),'$(pair)')
 
+# pytest-xdist workers: the suite waits on subprocesses (MCP servers, the CLI, Chromium, PostgreSQL) as much as it
+# computes. tests/conftest.py groups the tests that share a chat server or the dbt world onto one worker.
+TEST_WORKERS ?= 2
+
 test: $(STAMP) system-deps lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The fast loop while working: lint, types and every test not marked slow or browser (no PostgreSQL, no Chromium,
 # no dbt world). `make test` before a change is done.
 check: $(STAMP) lint
-	$(BIN)/pytest -q -m "not slow and not browser"
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not slow and not browser"
 
 # The chat UI on http://127.0.0.1:8000 (login provenance / $$PROVENANCE_CHAT_PASSWORD, default "provenance").
 chat: $(STAMP)

@@ -21,8 +21,8 @@ from policies import Decision, evaluate
 from tools.errors import failure_kind
 from tools.evidence.schema import ModelEvidence, StageFailure, new_run_id
 from tools.evidence.store import runs_dir
-from tools.experiment.assess import every_production_model, overall
 from tools.experiment.job import SharedBaselineCache, measure_model
+from tools.experiment.measure import every_production_model, overall
 from tools.experiment.model_evidence import incomplete_evidence
 
 log = logging.getLogger(__name__)

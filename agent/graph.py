@@ -16,7 +16,7 @@ from langgraph.graph.state import CompiledStateGraph
 from agent.context import AgentContext, Planner
 from agent.experiment_graph import build_experiment_graph
 from agent.nodes.approval import make_approval, make_publish
-from agent.nodes.assessment import make_discover, make_gather_context, make_plan
+from agent.nodes.before_experiment import make_discover, make_gather_context, make_plan
 from agent.nodes.catalog_qa import make_catalog_qa
 from agent.nodes.evidence import make_write_evidence
 from agent.nodes.failures import input_failed, publishable

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_experiment.py [--rows 10000 100000 1000000] [--repeats 3]
 
 (a) experiment = `run_experiment` (baseline + mutate + mutated inference, baseline cache cold) + the task metrics
-                 with segments (`compute_task_metrics`, as assess.py calls it)
+                 with segments (`compute_task_metrics`, as measure.py calls it)
 (b) floor      = raw `pipeline.predict_proba` on the baseline frame + on the mutated frame, the mutation being
                  prepared outside the timing: the least any tool must spend to compare the two.
 Timings are the best of `--repeats` runs, floor and experiment interleaved. Peak memory is measured in a
@@ -69,7 +69,7 @@ def experiment(pipeline: Any, frame: pd.DataFrame, model: str, column: str, muta
         cache_key=("bench", "bench"),
     )
     started = time.perf_counter()
-    # As tools/experiment/assess.py does since issue 15: the binary metrics plus the segment analysis over the
+    # As tools/experiment/measure.py does since issue 15: the binary metrics plus the segment analysis over the
     # evaluation rows' columns, judged against default-v2's bands.
     policy = _policy()
     compute_task_metrics(

@@ -5,7 +5,7 @@
 Routes each phrasing of tests/agent/planning/phrasings.py with `agent.planning.deterministic.route` and plans the
 assessments with `plan` against the entry's demo field, judged as tests/agent/planning/test_phrasings.py judges
 them (that test asserts the targets). `--plan-on change` (default, as the test) plans the route's change text;
-`--plan-on message` plans the whole message, as the graph's plan node does (`agent/nodes/assessment.py` passes
+`--plan-on message` plans the whole message, as the graph's plan node does (`agent/nodes/before_experiment.py` passes
 `state.question`). Prints the summary line, a per-category table, the most common failure kinds and the time of
 route + plan per phrasing (best of --repeats passes over the table).
 Targets (issue 23): 0 confident-wrong; >= 90 % of the table right, and of the entries a careful person would plan

@@ -4,7 +4,7 @@
 
 Generates (once, cached in $TMPDIR/provenance-bench-sampling) Parquet files of the demo features (seed 7, written
 one 1M-row chunk at a time, row groups of 500k rows, plus an unused text column), trains the demo models, then runs
-each variant — `prepare_model` + `run_model` for `scale(txn_amount, factor=100)` on `fraud_detector` — in a fresh
+each variant — `prepare_model` + `measure_prepared` for `scale(txn_amount, factor=100)` on `fraud_detector` — in a fresh
 subprocess and reports its wall time and peak RSS (`resource.getrusage(RUSAGE_SELF).ru_maxrss`, which includes the
 interpreter and imported libraries, ~150-200 MB). Full 10M rows only with --full-big (several GB and minutes);
 by default the full run is on --full-rows for contrast.
@@ -59,9 +59,9 @@ def child(args: argparse.Namespace) -> None:
     from seed.data import LABEL_COLUMN
     from seed.model import FRAUD_DETECTOR
     from tools.catalog.discovery import AffectedFeature, AffectedModel
-    from tools.experiment.assess import run_model
     from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI
     from tools.experiment.binding import LABEL_COLUMN as LABEL_KEY
+    from tools.experiment.measure import measure_prepared
     from tools.experiment.prepare import PreparedModel, prepare_model
     from tools.experiment.runner import BaselineCache
     from tools.experiment.sampling import SampleSpec
@@ -85,7 +85,7 @@ def child(args: argparse.Namespace) -> None:
     prepared = prepare_model(model, mutation, artifact.parent, sampling=SampleSpec(half_width=args.half_width))
     assert isinstance(prepared, PreparedModel), prepared
     read = time.perf_counter() - started
-    evidence = run_model(prepared, mutation, BaselineCache()).evidence
+    evidence = measure_prepared(prepared, mutation, BaselineCache()).evidence
     seconds = time.perf_counter() - started
     m = evidence.metrics
     assert m is not None and m.flip_rate_ci_low is not None and m.flip_rate_ci_high is not None

@@ -6,7 +6,7 @@ classifier on the demo schema, at 100k / 1M rows; plus the metrics alone and the
 (a) experiment = `run_experiment` (baseline + mutate + mutated inference, baseline cache cold; labels and label
                  codes beside the baseline) with the segment groups alongside, then `compute_task_metrics` with
                  segments over the model's inputs and the frame's other columns, and the bands of default-v2, as
-                 `tools/experiment/assess.py` calls them
+                 `tools/experiment/measure.py` calls them
 (b) floor      = raw `predict` (regression) / `predict_proba` (multiclass) on the baseline frame + on the mutated
                  frame, the mutation prepared outside the timing.
 Timings are the best of `--repeats` runs, floor and experiment interleaved (bench_experiment.py's method).

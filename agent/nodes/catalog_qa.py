@@ -6,9 +6,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from agent.capabilities import CAPABILITIES
 from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
-from agent.prompts_text import CAPABILITIES
 from agent.schemas import Intent
 from agent.state import AgentState
 from tools.catalog.discoverer import Discoverer

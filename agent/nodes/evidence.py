@@ -63,7 +63,7 @@ def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Ev
 
 
 def _not_tested(found: Any) -> list[Any]:
-    from tools.experiment.assess import not_tested
+    from tools.experiment.measure import not_tested
 
     return not_tested(found)
 

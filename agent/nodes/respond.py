@@ -6,9 +6,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from agent.capabilities import CAPABILITIES
 from agent.context import AgentContext
 from agent.nodes.failures import Node, input_failed
-from agent.prompts_text import CAPABILITIES
 from agent.state import AgentState
 from tools.evidence.store import REPORT_FILE, runs_dir
 from tools.evidence.task_views import task_view

@@ -28,7 +28,7 @@ KILL_POINTS: dict[str, tuple[str, str]] = {
     # discover has finished and been checkpointed; the plan node starts
     "after_discovery": ("agent.context", "DeterministicPlanner.plan"),
     # inside the experiment subgraph: the staging folder exists, inference has not run
-    "during_experiment": ("tools.experiment.assess", "run_experiment"),
+    "during_experiment": ("tools.experiment.measure", "run_experiment"),
     # inside write_evidence: the run folder is half-assembled under its hidden temporary name
     "during_evidence": ("tools.evidence.report", "write_report"),
     # the run folder is complete; the approval node starts

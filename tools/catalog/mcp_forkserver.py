@@ -129,6 +129,11 @@ def _child(listener: socket.socket, conn: socket.socket, request: dict[str, Any]
         for target, fd in zip((0, 1, 2), fds, strict=True):
             os.dup2(fd, target)
             os.close(fd)
+        # New stream objects over the new descriptors: the inherited ones describe the fork server's own files
+        # (a log file is seekable, the launcher's pipes are not, and the MCP server wraps sys.stdout's buffer).
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's stream, never closed
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", buffering=1, closefd=False)  # noqa: SIM115
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])

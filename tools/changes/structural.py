@@ -16,7 +16,7 @@ from tools.catalog.lookup import CatalogInputError
 from tools.changes.result import EntryResult, outcome_of
 from tools.changes.schema import SourceRef, StructuralChange, UnmappedChange
 from tools.evidence.schema import ModelEvidence
-from tools.experiment.assess import not_tested, overall
+from tools.experiment.measure import not_tested, overall
 
 UNMAPPED_REASON = "not mappable, review by hand"
 

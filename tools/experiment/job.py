@@ -16,7 +16,7 @@ import numpy as np
 from policies import Policy
 from tools.catalog.discovery import AffectedModel
 from tools.evidence.schema import ModelEvidence
-from tools.experiment.assess import run_model
+from tools.experiment.measure import measure_prepared
 from tools.experiment.prepare import prepare_model
 from tools.experiment.runner import BaselineCache
 from tools.mutations import Mutation
@@ -62,14 +62,14 @@ def measure_model(
     policy: Policy | None = None,
 ) -> ModelEvidence:
     """The model's evidence, its plots written into `staging`. Binding problems and failed baselines make it
-    INCOMPLETE (as `prepare_model` and `run_model` decide); a plan that does not fit the data raises PlanError.
-    `policy` says how to measure (regression tolerance, segments; `run_model`), never the verdict."""
+    INCOMPLETE (as `prepare_model` and `measure_prepared` decide); a plan that does not fit the data raises PlanError.
+    `policy` says how to measure (regression tolerance, segments; `measure_prepared`), never the verdict."""
     from tools.evidence.build import slug
 
     prepared = prepare_model(model, mutation, base_dir)
     if isinstance(prepared, ModelEvidence):
         return prepared
-    test = run_model(prepared, mutation, cache, policy)
+    test = measure_prepared(prepared, mutation, cache, policy)
     if test.arrays is not None:
         test.evidence.plots = test.arrays.write_plots(staging, slug(test.evidence.name))
     return test.evidence

@@ -140,7 +140,7 @@ class SegmentGroups:
     """Each evaluation row's segment, per column of ``frame`` (or why the column cannot be segmented).
 
     Groups depend on the evaluation data alone, not on the mutation or on which rows fail, so `prepare` can run
-    while the model scores (tools/experiment/assess.py); `segment_analysis` then narrows them to the scored rows.
+    while the model scores (tools/experiment/measure.py); `segment_analysis` then narrows them to the scored rows.
     A column is grouped on first use otherwise. Numeric bin edges come from every row with a finite value."""
 
     def __init__(self, frame: pd.DataFrame, rule: SegmentRule = DEFAULT_SEGMENT_RULE) -> None:

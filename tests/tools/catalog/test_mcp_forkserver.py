@@ -48,7 +48,15 @@ def forkserver(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     socket_path = str(folder / "s")
     spec = McpServerSpec(gms_url="", gms_token="", log_file=tmp_path / "unused.log", home=tmp_path)
     env = server_environment({**get_default_environment(), **spec.server_env()})
-    server = subprocess.Popen([sys.executable, "-m", "tools.catalog.mcp_forkserver", socket_path], env=env, cwd=REPO)
+    with open(tmp_path / "forkserver.log", "wb") as log:  # a seekable file: the children must not inherit it
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tools.catalog.mcp_forkserver", socket_path],
+            env=env,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
     deadline = time.monotonic() + 120
     while not os.path.exists(socket_path):
         assert server.poll() is None, "the fork server ended before listening"

@@ -6,7 +6,7 @@ from policies.engine import Verdict
 from tools.catalog.coverage import Coverage, ModelReach
 from tools.catalog.datahub import EntitySummary
 from tools.catalog.discovery import AffectedModel, Discovery
-from tools.experiment.assess import every_production_model, overall
+from tools.experiment.measure import every_production_model, overall
 
 SOURCE = "urn:li:dataset:(urn:li:dataPlatform:sqlite,main.applicant_features,PROD)"
 

@@ -17,10 +17,10 @@ from seed.data import LABEL_COLUMN, generate_transactions, to_feature_frame
 from seed.model import FRAUD_DETECTOR, MODEL_FEATURES
 from tools.catalog.discovery import AffectedFeature, AffectedModel
 from tools.evidence.schema import ExperimentRecord
-from tools.experiment.assess import run_model
 from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, ModelBinding
 from tools.experiment.binding import LABEL_COLUMN as LABEL_KEY
 from tools.experiment.loading import load_eval_sample
+from tools.experiment.measure import measure_prepared
 from tools.experiment.metrics import wilson_interval
 from tools.experiment.prepare import PreparedModel, prepare_model
 from tools.experiment.runner import BaselineCache
@@ -197,7 +197,7 @@ def test_two_million_parquet_rows_are_assessed_on_a_recorded_sample(seeded_templ
     prepared = prepare_model(_model(seeded_template, big_parquet), mutation, seeded_template, sampling=SampleSpec())
     assert isinstance(prepared, PreparedModel) and prepared.sampling is not None
     assert sorted(prepared.frame.columns) == sorted([*MODEL_FEATURES[FRAUD_DETECTOR], LABEL_COLUMN])  # no "note"
-    evidence = run_model(prepared, mutation, BaselineCache()).evidence
+    evidence = measure_prepared(prepared, mutation, BaselineCache()).evidence
     assert evidence.experiment is not None and evidence.metrics is not None
     sampling = evidence.experiment.sampling
     assert sampling is not None

@@ -1,9 +1,9 @@
-"""Testing every affected production model against one mutation, and the overall verdict.
+"""Measuring every affected production model against one mutation, and the overall verdict.
 
 Two phases per model: `prepare.py`'s `prepare_model` (binding, verified artifact, evaluation data, column checks)
-and `run_model` here (inference, metrics; the policy judges afterwards, once, in the graph's `judge` node). Problems
-with a model's binding make that model INCOMPLETE; a plan that does not fit the data (e.g. a category mapping on a
-numeric column) raises PlanError so the caller can refuse it before anything runs or is written.
+and `measure_prepared` here (inference, metrics; the policy judges afterwards, once, in the graph's `judge`
+node). Problems with a model's binding make that model INCOMPLETE; a plan that does not fit the data (e.g. a
+category mapping on a numeric column) raises PlanError so the caller can refuse it before anything runs or is written.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 DEFAULT_TOLERANCE_FRACTION = 0.1  # a policy without regression rules (v1) still gets a regressor's numbers measured
 
 
-def run_model(
+def measure_prepared(
     prepared: PreparedModel, mutation: Mutation, cache: BaselineCache, policy: Policy | None = None
 ) -> ModelTest:
     """Inference and metrics. The verdict is left to the policy, applied once, in the graph's `judge` node: until
@@ -225,4 +225,4 @@ def _headline(reasons: list[Reason]) -> str:
     return "; ".join(r.message for r in reasons if r.severity == worst)
 
 
-__all__ = ["ModelTest", "MutationTypeError", "PlanError", "run_model"]
+__all__ = ["ModelTest", "MutationTypeError", "PlanError", "measure_prepared"]
