@@ -35,7 +35,6 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/mypy chainlit_app.py
 
 # Every time (not a stamp): a check of the binaries is instant, and a stamp would not notice one removed later.
 system-deps:  # each pair quoted: a glob is for the script to match, not for this shell

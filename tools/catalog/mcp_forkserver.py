@@ -163,10 +163,23 @@ def serve(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(64)
+    # A child's exit wakes the loop at once (its launcher, and the MCP client closing the session, wait for it).
+    wakeup, wakeup_writer = socket.socketpair()
+    wakeup.setblocking(False)
+    wakeup_writer.setblocking(False)
+    signal.set_wakeup_fd(wakeup_writer.fileno())
+    signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, socket.socket] = {}
     while os.getppid() == parent:  # the process that started us is gone: so are we
-        readable, _, _ = select.select([listener], [], [], 0.2)
-        if readable:
+        readable, _, _ = select.select([listener, wakeup], [], [], 1.0)
+        if wakeup in readable:
+            while True:
+                try:
+                    if not wakeup.recv(4096):
+                        break
+                except BlockingIOError:
+                    break
+        if listener in readable:
             conn, _ = listener.accept()
             message, fds, _, _ = socket.recv_fds(conn, MAX_MESSAGE, 3)
             request = json.loads(message)
@@ -179,6 +192,9 @@ def serve(path: str) -> None:
                 continue
             pid = os.fork()
             if pid == 0:
+                signal.set_wakeup_fd(-1)
+                wakeup.close()
+                wakeup_writer.close()
                 _child(listener, conn, request, fds)
             for fd in fds:
                 os.close(fd)
