@@ -44,26 +44,13 @@ def mcp_forkserver() -> Iterator[None]:
     """A warm fork server for the DataHub MCP servers this session starts (tools/catalog/mcp_forkserver.py):
     hundreds of catalog sessions, each 2-3 CPU s of imports when cold. Processes the tests start inherit it."""
     import subprocess
-    import sys
 
-    from mcp.client.stdio import get_default_environment
-
-    from tools.catalog.mcp_forkserver import FORKSERVER_ENV, server_environment
-    from tools.catalog.session import McpServerSpec
+    from tests.mcp_forkserver import spawn_forkserver
+    from tools.catalog.mcp_forkserver import FORKSERVER_ENV
 
     folder = Path(tempfile.mkdtemp(prefix="pv-mcp-"))  # short: a UNIX socket path has at most 107 bytes
     socket_path = folder / "forkserver.sock"
-    spec = McpServerSpec(gms_url="", gms_token="", log_file=folder / "unused.log", home=folder)
-    env = server_environment({**get_default_environment(), **spec.server_env()})
-    with open(folder / "forkserver.log", "wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "tools.catalog.mcp_forkserver", str(socket_path)],
-            env=env,
-            cwd=Path(__file__).resolve().parents[1],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
+    server = spawn_forkserver(socket_path, folder / "forkserver.log")
     os.environ[FORKSERVER_ENV] = str(socket_path)  # launches before it listens start cold: nothing waits for it
     yield
     os.environ.pop(FORKSERVER_ENV, None)

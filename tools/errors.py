@@ -65,8 +65,3 @@ def failure_kind(exc: BaseException) -> FailureKind:
 
 def failed_service(exc: BaseException) -> str | None:
     return exc.service if isinstance(exc, ProvenanceError) else None
-
-
-def is_ours(exc: BaseException) -> bool:
-    """An error we raised on purpose (its message is for the user), as opposed to a bug."""
-    return isinstance(exc, ProvenanceError)
