@@ -147,6 +147,7 @@ class Chat:
     def start(self, label: str) -> None:
         """Click a starter (enabled once the session's socket is connected; click() waits for that)."""
         self.page.get_by_role("button", name=label, exact=True).click()
+        self._wait_for_thread_page()
 
     def send(self, text: str) -> None:
         box = self.page.locator("#chat-input")
@@ -155,9 +156,17 @@ class Chat:
         # The composer ignores Enter until the session's socket is connected (e.g. just after "new chat"); the
         # send button is enabled only then, so wait for it instead of racing the connection.
         submit = self.page.locator("#chat-submit")
+        expect(box).to_have_value(text)
         expect(submit).to_be_enabled()
         submit.click()
         expect(self.page.locator(USER_MESSAGE).filter(has_text=text).last).to_be_visible()
+        self._wait_for_thread_page()
+
+    def _wait_for_thread_page(self) -> None:
+        """The first message of a new chat moves the page from / to /thread/<id> once Chainlit has refreshed its
+        thread list (asynchronously, seconds later on a loaded machine), and that remounts the composer: a message
+        typed before the move is lost with the old input box. Every gesture that sends waits for the move."""
+        self.page.wait_for_url("**/thread/*")
 
     def expect_answer(self, text: str, timeout: float = TURN_MS) -> None:
         expect(self.page.locator(ASSISTANT).filter(has_text=text).last).to_be_visible(timeout=timeout)
@@ -170,3 +179,4 @@ class Chat:
     def new_chat(self) -> None:
         self.page.locator("#new-chat-button").click()
         self.page.get_by_role("button", name="Confirm").click()
+        self.page.wait_for_url(lambda url: "/thread/" not in url)  # else the next send sees the old thread's page
