@@ -26,13 +26,14 @@ from langgraph.types import Command
 
 from agent.checkpoints import open_checkpointer
 from agent.claims import run_claim
-from agent.context import AgentContext, CatalogHandle
+from agent.context import AgentContext
 from agent.errors import AlreadyDecided, UsageError
 from agent.graph import build_graph
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest, PublishMode, state_from_values
 from agent.traces.recorder import TraceRecorder
 from agent.traces.schema import TurnInput
 from tools.catalog.calls import collect_calls
+from tools.catalog.handle import CatalogHandle
 from tools.evidence.store import EvidenceError, read_evidence
 from tools.settings import ProvenanceSettings
 

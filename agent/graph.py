@@ -13,7 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.context import AgentContext, Planner
+from agent.context import AgentContext
 from agent.experiment_graph import build_experiment_graph
 from agent.nodes.approval import make_approval, make_publish
 from agent.nodes.before_experiment import make_discover, make_gather_context, make_plan
@@ -22,6 +22,7 @@ from agent.nodes.evidence import make_write_evidence
 from agent.nodes.failures import input_failed, publishable
 from agent.nodes.respond import make_respond
 from agent.nodes.routing import make_route
+from agent.planning.planner import Planner
 from agent.schemas import Intent, PlannerName
 from agent.state import AgentState
 

@@ -30,8 +30,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.assessment import assess_change
-from agent.context import AgentContext, CatalogHandle
+from agent.context import AgentContext
 from policies import load_policy
+from tools.catalog.handle import CatalogHandle
 from tools.catalog.lookup import check_dataset_urn
 from tools.errors import ProvenanceError, http_status
 from tools.evidence.terminal import render_evidence

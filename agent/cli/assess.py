@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 
 async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
     from agent.assessment import assess_change
-    from agent.context import AgentContext, CatalogHandle
+    from agent.context import AgentContext
     from policies import load_policy
+    from tools.catalog.handle import CatalogHandle
     from tools.catalog.lookup import check_dataset_urn
     from tools.mutations import parse_mutation
 

@@ -165,7 +165,7 @@ async def _demo_conversation(settings: ProvenanceSettings) -> int:
 
 
 async def _demo_check(settings: ProvenanceSettings, model_urns: list[str]) -> None:
-    from agent.context import CatalogHandle
+    from tools.catalog.handle import CatalogHandle
 
     async with CatalogHandle(settings) as handle:
         reader = await handle.reader()

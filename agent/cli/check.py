@@ -16,12 +16,13 @@ from importlib.metadata import PackageNotFoundError, version
 
 from agent.assessment import assess_change
 from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE
-from agent.context import AgentContext, CatalogHandle
+from agent.context import AgentContext
 from agent.errors import UsageError
 from agent.nodes.approval import publish_run
 from agent.nodes.failures import worth_publishing
 from policies import LoadedPolicy, Verdict, load_policy
 from tools.catalog.discoverer import Discoverer
+from tools.catalog.handle import CatalogHandle
 from tools.changes.markdown import render_markdown
 from tools.changes.result import CheckResult, EntryResult, PolicyRef, combined_verdict, outcome_of
 from tools.changes.schema import Approval, ChangeSet, ProposedChange, load_change_set

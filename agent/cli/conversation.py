@@ -8,10 +8,11 @@ import getpass
 import sys
 
 from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
-from agent.context import AgentContext, CatalogHandle
+from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.nodes.approval import publish_run
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
+from tools.catalog.handle import CatalogHandle
 from tools.evidence.store import EvidenceError, list_run_ids, read_evidence
 from tools.mutations import PlanError
 from tools.settings import ProvenanceSettings

@@ -49,9 +49,10 @@ def test_a_graph_run_without_a_collector_says_its_calls_were_not_counted(setting
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from agent.context import AgentContext, CatalogHandle
+    from agent.context import AgentContext
     from agent.graph import build_graph
     from agent.state import state_from_values
+    from tools.catalog.handle import CatalogHandle
 
     async def main() -> str | None:
         async with CatalogHandle(settings) as handle:

@@ -22,11 +22,12 @@ from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from agent.context import AgentContext, CatalogHandle
+from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.experiment_graph import make_measure
 from seed.catalog import FRAUD_MODEL_URN, REVIEW_MODEL_URN, write_to_lite
 from tests.agent.helpers import DEMO_QUESTION
+from tools.catalog.handle import CatalogHandle
 from tools.embedded.store import LiteStore
 from tools.evidence.schema import ModelEvidence
 from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, LABEL_COLUMN

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage
 
-from agent.context import AgentContext, CatalogHandle
+from agent.context import AgentContext
 from agent.conversation import TurnResult, open_session
 from agent.fakes import scripted
 from agent.graph import planner_name
@@ -18,6 +18,7 @@ from agent.traces.schema import parse_trace
 from agent.traces.store import trace_path
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from tests.agent.helpers import DEMO_QUESTION, catalog_write_count, documents, model_tags
+from tools.catalog.handle import CatalogHandle
 from tools.evidence.store import read_evidence
 from tools.settings import ProvenanceSettings
 

@@ -22,11 +22,12 @@ import pandas as pd
 import pytest
 
 from agent.assessment import AssessmentResult, assess_change
-from agent.context import AgentContext, CatalogHandle
+from agent.context import AgentContext
 from policies.engine import DEFAULT_POLICY_PATH, Verdict, evaluate, load_policy
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from seed.review import REVIEW_LABEL
 from tests.e2e_tasks.world import MODELS, TABLE_URN, ShopWorld, build_world
+from tools.catalog.handle import CatalogHandle
 from tools.evidence.schema import ModelEvidence
 from tools.mutations import Mutation, apply_mutation, parse_mutation
 from tools.settings import ProvenanceSettings

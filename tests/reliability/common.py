@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.context import CatalogHandle
 from seed.catalog import CHALLENGER_MODEL_URN, CONTROL_MODEL_URN, FRAUD_MODEL_URN, REVIEW_MODEL_URN
+from tools.catalog.handle import CatalogHandle
 from tools.settings import ProvenanceSettings
 
 DEMO_QUESTION = "What happens if payments.transactions.amount is sent in cents instead of dollars?"

@@ -26,7 +26,7 @@ KILL_EXIT = 137
 # stage -> (module, attribute) whose call ends the process. Each is reached at a different point of the flow.
 KILL_POINTS: dict[str, tuple[str, str]] = {
     # discover has finished and been checkpointed; the plan node starts
-    "after_discovery": ("agent.context", "DeterministicPlanner.plan"),
+    "after_discovery": ("agent.planning.planner", "DeterministicPlanner.plan"),
     # inside the experiment subgraph: the staging folder exists, inference has not run
     "during_experiment": ("tools.experiment.measure", "run_experiment"),
     # inside write_evidence: the run folder is half-assembled under its hidden temporary name

@@ -17,13 +17,13 @@ from langchain_core.messages import AIMessage, BaseMessage, messages_from_dict
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
-from agent.context import CatalogHandle
 from agent.fakes import FakeToolChatModel
 from agent.traces.replay.describe import REPLAY_SKIPPED, short
 from agent.traces.schema import LLM_ERROR_TYPE
 from tools.catalog.calls import CallLog, ToolCallRecord
 from tools.catalog.connection import Catalog
 from tools.catalog.datahub import CatalogWriter
+from tools.catalog.handle import CatalogHandle
 from tools.catalog.session import (
     READ_TOOLS,
     WRITE_TOOLS,

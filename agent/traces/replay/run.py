@@ -8,9 +8,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from agent.context import AgentContext, CatalogHandle, DeterministicPlanner
+from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.llm import LlmPlanner
+from agent.planning.planner import DeterministicPlanner
 from agent.traces.replay.checks import check_files, environment_notes, replay_policy
 from agent.traces.replay.compare import Comparer
 from agent.traces.replay.describe import turn_label, turn_state
@@ -18,6 +19,7 @@ from agent.traces.replay.doubles import ReadOnlyCatalogHandle, ReplayCatalogHand
 from agent.traces.replay.report import ReplayReport, TurnSummary
 from agent.traces.schema import Trace, TraceError
 from agent.traces.store import find_trace, read_trace, trace_path
+from tools.catalog.handle import CatalogHandle
 from tools.settings import ProvenanceSettings
 
 

@@ -37,7 +37,7 @@ def go_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_catalog(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("an offline replay must not open the catalog")
 
-    monkeypatch.setattr("agent.context.open_catalog", no_catalog)
+    monkeypatch.setattr("tools.catalog.handle.open_catalog", no_catalog)
 
 
 def catalog_state(settings: ProvenanceSettings) -> tuple[int, list[str], list[str]]:
