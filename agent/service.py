@@ -33,7 +33,7 @@ from agent.assessment import assess_change
 from agent.context import AgentContext
 from policies import load_policy
 from tools.catalog.handle import CatalogHandle
-from tools.catalog.lookup import check_dataset_urn
+from tools.catalog.resolve import check_dataset_urn
 from tools.errors import ProvenanceError, http_status
 from tools.evidence.terminal import render_evidence
 from tools.json_http import JsonHandler

@@ -28,7 +28,7 @@ async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> Ass
     from agent.context import AgentContext
     from policies import load_policy
     from tools.catalog.handle import CatalogHandle
-    from tools.catalog.lookup import check_dataset_urn
+    from tools.catalog.resolve import check_dataset_urn
     from tools.mutations import parse_mutation
 
     check_dataset_urn(args.dataset)

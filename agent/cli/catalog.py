@@ -13,10 +13,10 @@ from threading import Event
 from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discoverer import Discoverer
 from tools.catalog.discovery import Discovery
-from tools.catalog.lookup import check_dataset_urn
+from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.render import render_discovery
+from tools.catalog.resolve import check_dataset_urn
 from tools.catalog.serve_state import state_path
 from tools.catalog.served import advertise, serve_catalog
 from tools.catalog.session import CatalogError

@@ -21,8 +21,8 @@ from agent.errors import UsageError
 from agent.nodes.approval import publish_run
 from agent.nodes.failures import worth_publishing
 from policies import LoadedPolicy, Verdict, load_policy
-from tools.catalog.discoverer import Discoverer
 from tools.catalog.handle import CatalogHandle
+from tools.catalog.lineage_walk import Discoverer
 from tools.changes.markdown import render_markdown
 from tools.changes.result import CheckResult, EntryResult, PolicyRef, combined_verdict, outcome_of
 from tools.changes.schema import Approval, ChangeSet, ProposedChange, load_change_set

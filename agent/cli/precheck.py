@@ -21,7 +21,7 @@ class Refused(BadRequest, ValueError):
 
 
 def not_a_dataset_urn(urn: str) -> str | None:
-    """The message tools.catalog.lookup.check_dataset_urn raises, or None when `urn` has a dataset URN's shape."""
+    """The message tools.catalog.resolve.check_dataset_urn raises, or None when `urn` has a dataset URN's shape."""
     if urn.startswith("urn:li:dataset:"):
         return None
     return f"'{urn}' is not a dataset URN; expected urn:li:dataset:(<platform>,<name>,<env>)"

@@ -9,7 +9,7 @@ from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.schemas import FieldContext
 from agent.state import AgentState
-from tools.catalog.discoverer import Discoverer
+from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import resolve_field
 from tools.evidence.schema import PlanRecord
 from tools.experiment.prepare import validate_against_field

@@ -11,7 +11,7 @@ from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.schemas import Intent
 from agent.state import AgentState
-from tools.catalog.discoverer import Discoverer
+from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.render import render_discovery
 from tools.catalog.resolve import resolve_field, resolve_model
 from tools.evidence.writeback import STATUS_TAG_PREFIX

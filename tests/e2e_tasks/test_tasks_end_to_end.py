@@ -23,7 +23,7 @@ import pytest
 
 from agent.assessment import AssessmentResult, assess_change
 from agent.context import AgentContext
-from policies.engine import DEFAULT_POLICY_PATH, Verdict, evaluate, load_policy
+from policies import DEFAULT_POLICY_PATH, Verdict, evaluate, load_policy
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from seed.review import REVIEW_LABEL
 from tests.e2e_tasks.world import MODELS, TABLE_URN, ShopWorld, build_world

@@ -32,7 +32,7 @@ from sklearn.preprocessing import StandardScaler
 from agent.assessment import assess_change
 from agent.context import AgentContext
 from agent.conversation import open_session
-from policies.engine import load_policy
+from policies import load_policy
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, write_to_lite
 from tests.reliability.common import DEMO_QUESTION, KeptHandle, fresh_home, settings_for
 from tools.embedded.store import LiteStore

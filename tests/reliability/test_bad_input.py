@@ -38,8 +38,8 @@ from seed.catalog import KAFKA_TOPIC_URN, POSTGRES_TABLE_URN
 from tests.agent.helpers import CHAT_MODEL_ENVS
 from tests.reliability.common import fresh_home, settings_for, snapshot
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discoverer import Discoverer
-from tools.catalog.lookup import CatalogInputError
+from tools.catalog.lineage_walk import Discoverer
+from tools.catalog.resolve import CatalogInputError
 from tools.catalog.session import CatalogError
 from tools.mutations import ALLOWED_OPERATORS, PlanError, apply_mutation, parse_mutation
 

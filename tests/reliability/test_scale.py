@@ -39,7 +39,7 @@ from seed.catalog_builders import Column, ColumnKind, schema_metadata, upstream_
 from tests.reliability.common import fresh_home, percentile, settings_for
 from tools.catalog.column_paths import UNREADABLE_TRANSFORM
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discoverer import Discoverer
+from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.session import McpServerSpec, mcp_session
 from tools.embedded.store import SQLITE_OPTIONS
 

@@ -65,8 +65,8 @@ def test_the_mapping(error: BaseException, code: int, status: HTTPStatus, kind: 
 
 def test_known_classes_keep_their_meaning() -> None:
     from agent.errors import AlreadyDecided, DatabaseUnavailableError, DatabaseUrlError
-    from policies.engine import PolicyError
-    from tools.catalog.lookup import CatalogInputError
+    from policies import PolicyError
+    from tools.catalog.resolve import CatalogInputError
     from tools.catalog.session import CatalogError, CatalogToolError
     from tools.mutations import PlanError
     from tools.runtime.executor import WorkerCrashed

@@ -1,7 +1,7 @@
 """What a discovery found: the models that depend on a dataset field, each with the links (mlFeatures or training
 runs) and the column path that reach it, and the coverage of what was read.
 
-These are the result types only; `discoverer.py` walks the catalog to build them. They keep this module as their
+These are the result types only; `lineage_walk.py` walks the catalog to build them. They keep this module as their
 home because checkpoints name them by module (agent/checkpoints.py).
 """
 

@@ -1,7 +1,8 @@
-"""Turning what a person wrote ("payments.transactions.amount", "fraud_detector") into catalog URNs.
+"""Turning what a person wrote ("payments.transactions.amount", "fraud_detector") into catalog URNs, and checking
+that a dataset and field a caller named exist before any lineage is read.
 
-Search narrows the candidates; names decide. A subject that stays ambiguous is an error listing the
-candidates, never a guess.
+Search narrows the candidates; names decide. A subject that stays ambiguous, or a name the catalog does not have,
+is a CatalogInputError listing the closest candidates, never a guess.
 """
 
 from __future__ import annotations
@@ -10,13 +11,51 @@ import difflib
 import re
 
 from tools.catalog.conventions import Conventions, load_conventions
-from tools.catalog.datahub import CatalogReader
-from tools.catalog.lookup import CatalogInputError
+from tools.catalog.datahub import CatalogReader, EntitySummary, SchemaField
 from tools.catalog.siblings import without_dbt_twins
 from tools.catalog.training_runs import dataset_parts
+from tools.errors import BadRequest
 
 SCHEMA_FIELD = re.compile(r"^urn:li:schemaField:\((urn:li:dataset:\(.+\)),([^,()]+)\)$")
 PLATFORM_PREFIX = re.compile(r"^(?P<platform>[A-Za-z][\w-]*):(?P<rest>[^:].*)$")  # sqlite:main.table.field
+
+
+class CatalogInputError(BadRequest):
+    """The caller named something the catalog does not have; the message lists the closest matches."""
+
+
+def check_dataset_urn(urn: str) -> None:
+    """Cheap shape check, before any catalog is opened."""
+    if not urn.startswith("urn:li:dataset:"):
+        raise CatalogInputError(f"'{urn}' is not a dataset URN; expected urn:li:dataset:(<platform>,<name>,<env>)")
+
+
+def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
+    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.3) or candidates[:n]
+
+
+async def require_dataset(reader: CatalogReader, urn: str) -> EntitySummary:
+    """The dataset's catalog entry, or a CatalogInputError naming the closest datasets."""
+    check_dataset_urn(urn)
+    entity = await reader.get_entity(urn)
+    if entity is not None:
+        return entity
+    name = urn.split(",")[1] if urn.count(",") >= 2 else urn
+    hits = await reader.search(name.split(".")[-1], filter="entity_type = dataset", num_results=20)
+    suggestions = closest(urn, [h.urn for h in hits])
+    raise CatalogInputError(f"dataset {urn} is not in the catalog. Closest matches: {', '.join(suggestions) or 'none'}")
+
+
+async def require_field(reader: CatalogReader, dataset_urn: str, field: str) -> SchemaField:
+    """The field's schema entry, or a CatalogInputError naming the dataset's closest fields."""
+    fields = await reader.list_schema_fields(dataset_urn)
+    for candidate in fields:
+        if candidate.field_path == field:
+            return candidate
+    names = [f.field_path for f in fields]
+    raise CatalogInputError(
+        f"field '{field}' is not in {dataset_urn}. Closest matches: {', '.join(closest(field, names)) or 'none'}"
+    )
 
 
 def dataset_name(urn: str) -> str:

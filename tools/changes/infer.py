@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from tools.catalog.lookup import closest
+from tools.catalog.resolve import closest
 from tools.changes.gitdiff import ChangedFile, changed_sql_files
 from tools.changes.jinja import strip_jinja
 from tools.changes.resolve import Resolution, Resolver

@@ -10,9 +10,9 @@ the lineage could not be read is INCOMPLETE, never PASS.
 from __future__ import annotations
 
 from policies import Policy, Verdict, structural_reason
-from tools.catalog.discoverer import Discoverer
 from tools.catalog.discovery import Discovery
-from tools.catalog.lookup import CatalogInputError
+from tools.catalog.lineage_walk import Discoverer
+from tools.catalog.resolve import CatalogInputError
 from tools.changes.result import EntryResult, outcome_of
 from tools.changes.schema import SourceRef, StructuralChange, UnmappedChange
 from tools.evidence.schema import ModelEvidence

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policies.engine import Reason, Verdict
+from policies import Reason, Verdict
 from policies.metrics import ModelMetrics
 from tools.evidence.schema import ModelEvidence
 

@@ -9,7 +9,7 @@ import pytest
 from agent.chat.cards import approval_question, metrics_line, publication_markdown, run_files, verdict_card
 from agent.chat.messages import plain
 from agent.state import ApprovalRequest
-from policies.engine import Verdict
+from policies import Verdict
 from tests.agent.chat.helpers import DATASET_URN, MODEL_URN, fraud_metrics, fraud_model
 from tests.tools.evidence import task_examples
 from tools.evidence.schema import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent.chat.narration import StepNarrator, StepView
 from agent.schemas import ExperimentPlan, FieldContext, Intent, RouteDecision
 from agent.state import ApprovalDecision
-from policies.engine import Verdict
+from policies import Verdict
 from tests.agent.chat.helpers import DATASET_URN, fraud_model
 from tests.tools.evidence import task_examples
 from tools.evidence.schema import PlanRecord, StageFailure

@@ -4,7 +4,7 @@ worst segments."""
 from __future__ import annotations
 
 from agent.chat.tables import metric_tables, segment_item
-from policies.engine import Verdict
+from policies import Verdict
 from tests.agent.chat.helpers import fraud_model
 from tests.tools.evidence import task_examples
 

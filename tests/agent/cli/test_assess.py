@@ -27,7 +27,7 @@ import pytest
 from agent.assessment import AssessmentResult, assess_change
 from agent.cli import main
 from agent.context import AgentContext
-from policies.engine import DEFAULT_POLICY_PATH, Policy, Verdict, load_policy
+from policies import DEFAULT_POLICY_PATH, Policy, Verdict, load_policy
 from seed.catalog import CONTROL_MODEL_URN, FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from seed.model import read_eval_frame
 from tools.catalog.handle import CatalogHandle

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from agent.cli import main
-from policies.engine import DEFAULT_POLICY_PATH, Verdict
+from policies import DEFAULT_POLICY_PATH, Verdict
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN
 from tools.changes.markdown import MARKER
 from tools.changes.result import CheckResult

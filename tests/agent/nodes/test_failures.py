@@ -7,7 +7,7 @@ from typing import Any
 
 from agent.nodes.failures import captured
 from agent.state import AgentState
-from tools.catalog.lookup import CatalogInputError
+from tools.catalog.resolve import CatalogInputError
 from tools.catalog.session import CatalogToolError
 
 

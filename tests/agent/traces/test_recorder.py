@@ -12,7 +12,7 @@ from agent.schemas import Intent
 from agent.traces.replay.run import areplay_trace
 from agent.traces.schema import TRACE_SCHEMA_VERSION
 from agent.traces.store import read_trace, sha256_file, trace_path
-from policies.engine import load_policy
+from policies import load_policy
 from seed.catalog import FRAUD_MODEL_URN
 from tests.agent.helpers import DEMO_QUESTION
 from tests.agent.traces.helpers import THREAD, Recorded

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agent.traces.schema import CatalogInfo, ModelOutcome, Trace, TraceTurn, TurnInput, TurnOutcome, parse_trace
-from policies.engine import Verdict
+from policies import Verdict
 from policies.metrics import ModelMetrics
 from tests.agent.chat.helpers import fraud_metrics
 from tests.tools.evidence import task_examples

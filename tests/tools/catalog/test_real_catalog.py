@@ -20,8 +20,8 @@ from agent.cli import main
 from tests.realworld.world import RealWorld
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.discoverer import Discoverer
 from tools.catalog.discovery import Discovery
+from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import resolve_field
 from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, LABEL_COLUMN
 from tools.registry.catalog_sync import merge_into_lite

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from policies.engine import Verdict
+from policies import Verdict
 from tools.changes.markdown import COMMENT_LIMIT, MARKER, render_markdown
 from tools.changes.result import (
     CheckResult,

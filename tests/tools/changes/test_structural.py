@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.engine import Policy, StructuralRule, Verdict, load_policy
+from policies import Policy, StructuralRule, Verdict, load_policy
 from tools.catalog.coverage import Coverage
 from tools.catalog.datahub import EntitySummary
 from tools.catalog.discovery import AffectedModel, Discovery

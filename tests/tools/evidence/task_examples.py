@@ -4,7 +4,7 @@ region is far above the overall rate. Shared by the report, chat, CLI and trace 
 
 from __future__ import annotations
 
-from policies.engine import Reason, Verdict
+from policies import Reason, Verdict
 from policies.metrics import ModelMetrics, MulticlassMetrics, RegressionMetrics, SegmentFinding, SegmentSummary
 from tools.evidence.schema import ModelEvidence
 

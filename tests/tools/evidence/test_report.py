@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from jinja2 import StrictUndefined
 
-from policies.engine import Reason, Verdict, evaluate, incomplete, load_policy, overall_verdict
+from policies import Reason, Verdict, evaluate, incomplete, load_policy, overall_verdict
 from policies.metrics import ModelMetrics
 from tests.tools.evidence import task_examples
 from tools.catalog.discovery import LineageStep

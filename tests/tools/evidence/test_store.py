@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from policies.engine import evaluate, load_policy
+from policies import evaluate, load_policy
 from tools.catalog.discovery import LineageStep
 from tools.evidence.schema import (
     SCHEMA_VERSION,

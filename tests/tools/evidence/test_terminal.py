@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from policies.engine import Verdict
+from policies import Verdict
 from tests.agent.chat.helpers import fraud_metrics
 from tests.tools.evidence import task_examples
 from tools.evidence.schema import ChangeRequest, Evidence, ModelEvidence, PlanRecord, PolicyRecord

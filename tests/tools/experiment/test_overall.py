@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policies.engine import Verdict
+from policies import Verdict
 from tools.catalog.coverage import Coverage, ModelReach
 from tools.catalog.datahub import EntitySummary
 from tools.catalog.discovery import AffectedModel, Discovery

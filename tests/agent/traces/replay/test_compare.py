@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent.traces.replay.compare import FLOAT_ABS_TOL, Comparer
 from agent.traces.schema import ModelOutcome, TraceTurn, TurnInput, TurnOutcome
-from policies.engine import Verdict
+from policies import Verdict
 from policies.metrics import ModelMetrics, Task
 from tests.agent.chat.helpers import fraud_metrics
 from tests.tools.evidence import task_examples

@@ -24,9 +24,9 @@ from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.coverage import Coverage, ModelReach
 from tools.catalog.datahub import CatalogReader, EntitySummary, LineageHit, SchemaField
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
-from tools.catalog.lookup import require_dataset, require_field
 from tools.catalog.mlflow_live import LiveRegistry, RegistryState
 from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
+from tools.catalog.resolve import require_dataset, require_field
 from tools.catalog.siblings import Sibling, SiblingFinder, with_sibling_edges
 from tools.catalog.sql_source import SqlSource, not_carried
 from tools.catalog.training_runs import TrainingLink, TrainingRunLinker
@@ -51,11 +51,11 @@ class Discoverer:
         self.registry = registry if registry is not None else LiveRegistry.from_environment()
 
     async def require_dataset(self, urn: str) -> EntitySummary:
-        """The dataset's catalog entry, or a CatalogInputError naming the closest datasets (lookup.py)."""
+        """The dataset's catalog entry, or a CatalogInputError naming the closest datasets (resolve.py)."""
         return await require_dataset(self.reader, urn)
 
     async def require_field(self, dataset_urn: str, field: str) -> SchemaField:
-        """The field's schema entry, or a CatalogInputError naming the closest fields (lookup.py)."""
+        """The field's schema entry, or a CatalogInputError naming the closest fields (resolve.py)."""
         return await require_field(self.reader, dataset_urn, field)
 
     async def discover(self, dataset_urn: str, field: str) -> Discovery:

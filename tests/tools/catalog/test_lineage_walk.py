@@ -19,10 +19,10 @@ from seed.catalog import (
 from tools.catalog.connection import open_catalog
 from tools.catalog.conventions import load_conventions
 from tools.catalog.datahub import CatalogReader, EntitySummary
-from tools.catalog.discoverer import Discoverer
 from tools.catalog.discovery import Discovery
-from tools.catalog.lookup import CatalogInputError
+from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.production import AspectMarkers, production_marker
+from tools.catalog.resolve import CatalogInputError
 from tools.settings import ProvenanceSettings
 
 
