@@ -89,12 +89,13 @@ def child(args: argparse.Namespace) -> None:
     seconds = time.perf_counter() - started
     m = evidence.metrics
     assert m is not None and m.flip_rate_ci_low is not None and m.flip_rate_ci_high is not None
-    auc_width = None if m.auc_delta_ci_low is None else m.auc_delta_ci_high - m.auc_delta_ci_low  # type: ignore[operator]
+    auc = m.binary.auc if m.binary is not None else None
+    auc_width = None if auc is None else auc.ci_high - auc.ci_low
     kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     print(json.dumps({
         "rows_used": m.n, "seconds": seconds, "read_seconds": read, "peak_mb": kb / 1024,
         "flip_rate": m.flip_rate, "flip_half_width": (m.flip_rate_ci_high - m.flip_rate_ci_low) / 2,
-        "auc_delta": m.auc_delta, "auc_ci_width": auc_width,
+        "auc_delta": None if auc is None else auc.delta, "auc_ci_width": auc_width,
     }))  # fmt: skip
 
 

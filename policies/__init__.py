@@ -25,10 +25,11 @@ from policies.engine import (
     structural_reason,
 )
 from policies.metrics import (
-    NO_ROC_FIELDS,
+    BinaryMetrics,
     Exceeds,
     ModelMetrics,
     MulticlassMetrics,
+    PairedChange,
     RegressionMetrics,
     SegmentFinding,
     SegmentMetric,
@@ -38,7 +39,8 @@ from policies.metrics import (
 
 __all__ = [
     "DEFAULT_POLICY_PATH",
-    "NO_ROC_FIELDS",
+    "BinaryMetrics",
+    "PairedChange",
     "Exceeds",
     "SegmentMetric",
     "structural_reason",

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from policies.metrics import Frozen, ModelMetrics
 from policies.policy import Policy
 from policies.rules_binary import binary_reasons, binary_sample_reasons
-from policies.rules_common import failure_reason
+from policies.rules_common import failure_reason, missing_task_metrics
 from policies.rules_multiclass import multiclass_reasons, multiclass_sample_reasons
 from policies.rules_regression import regression_reasons, regression_sample_reasons
 from policies.sections import (
@@ -104,8 +104,10 @@ def evaluate(metrics: ModelMetrics, policy: Policy) -> Decision:
     m = metrics
     reasons = [failure_reason(m, policy.inference_failures)]  # a crash is a fact, judged whatever the sample size
     if m.task == "binary":
-        too_small = binary_sample_reasons(m, policy)
-        judged = [] if too_small else binary_reasons(m, policy)
+        if m.binary is None:  # ModelMetrics refuses this; the type checker does not know
+            return Decision.from_reasons([*reasons, missing_task_metrics("binary", m)])
+        too_small = binary_sample_reasons(m, m.binary, policy)
+        judged = [] if too_small else binary_reasons(m, m.binary, policy)
     elif m.task == "multiclass":
         if policy.multiclass is None:
             return Decision.from_reasons([*reasons, _no_rules("multiclass", policy)])

@@ -1,21 +1,25 @@
 """The measured numbers the policy judges, one value per model. Defined here, with the engine that reads them, so
 `policies` depends on nothing of ours; `tools/experiment/task_metrics.py` computes and returns them.
 
-The task decides which fields carry meaning:
+Every metric measured before and after the change on the same rows is one `PairedChange` (baseline, mutated,
+delta = mutated - baseline and the delta's confidence interval). ``ModelMetrics`` holds what every task has (rows,
+failures, flips, score shift) and one section per task:
 
-- binary: every field of ``ModelMetrics`` as in v1 (``regression`` and ``multiclass`` are None);
-- multiclass: flips / flip_rate / its CI are argmax flips, positives / negatives are 0, the AUC fields are None,
+- binary: ``binary`` (positives, negatives, the paired ROC AUC); flips are threshold crossings;
+- multiclass: ``multiclass`` (paired accuracy and macro-F1, per-class flips and PSI); flips are argmax flips,
   prob_shift_* summarise the per-row max-over-classes |p_mutated - p_baseline|, psi is the max per-class PSI;
-  the task's own numbers are in ``multiclass``;
-- regression: flips = 0, flip_rate and its CI None, AUC None, prob_shift_* None, psi = PSI of the predictions;
-  the task's own numbers are in ``regression``.
+- regression: ``regression`` (paired MAE and RMSE, the moved share); flips = 0, flip_rate and prob_shift_* None,
+  psi = PSI of the predictions.
+
+Evidence written before the sections existed has the same numbers as flat fields (``auc_delta``,
+``mae_delta_ci_low``…); `legacy_flat` reads it into the sections, so old runs stay readable.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Task = Literal["binary", "multiclass", "regression"]
 SegmentMetric = Literal["flip_rate", "moved_share"]
@@ -28,21 +32,48 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class PairedChange(Frozen):
+    """One metric scored on the same rows before and after the change: delta = mutated - baseline, with the
+    delta's confidence interval (paired: both sides are the same rows, so the interval is the difference's)."""
+
+    baseline: float
+    mutated: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    relative: float | None = None  # delta / baseline where the policy judges a relative change; None when baseline 0
+    p_value: float | None = None  # where the test gives one (DeLong for AUC)
+
+
+_PAIRED_SUFFIXES = {
+    "baseline": "_baseline",
+    "mutated": "_mutated",
+    "delta": "_delta",
+    "ci_low": "_delta_ci_low",
+    "ci_high": "_delta_ci_high",
+    "relative": "_delta_relative",
+    "p_value": "_p_value",
+}
+
+
+def legacy_flat(data: Any, prefixes: tuple[str, ...]) -> Any:
+    """Evidence written before `PairedChange`: flat `<metric>_baseline`, `<metric>_delta_ci_low`… keys become one
+    nested `<metric>` (None when its numbers were None: AUC on too few positives). Anything else is returned as is."""
+    if not isinstance(data, dict) or not any(f"{p}_baseline" in data for p in prefixes):
+        return data
+    data = dict(data)
+    for prefix in prefixes:
+        values = {k: data.pop(prefix + suffix) for k, suffix in _PAIRED_SUFFIXES.items() if prefix + suffix in data}
+        if values:
+            data[prefix] = None if values.get("baseline") is None else values
+    return data
+
+
 class RegressionMetrics(Frozen):
     """Paired error changes of a regressor on the scored rows; every delta is mutated - baseline (positive = worse)."""
 
-    mae_baseline: float
-    mae_mutated: float
-    mae_delta: float
-    mae_delta_ci_low: float
-    mae_delta_ci_high: float
-    mae_delta_relative: float | None  # mae_delta / mae_baseline; None when the baseline MAE is 0
-    rmse_baseline: float
-    rmse_mutated: float
-    rmse_delta: float
-    rmse_delta_ci_low: float
-    rmse_delta_ci_high: float
-    rmse_delta_relative: float | None  # rmse_delta / rmse_baseline; None when the baseline RMSE is 0
+    mae: PairedChange  # relative = delta / baseline MAE (None when the baseline MAE is 0)
+    rmse: PairedChange
     tolerance: float  # absolute: a prediction "moved" when |mutated - baseline| > tolerance
     tolerance_basis: str  # how the tolerance was derived, e.g. "0.1 x baseline prediction std"
     moved: int
@@ -52,25 +83,27 @@ class RegressionMetrics(Frozen):
     prediction_psi: float
     baseline_prediction_std: float
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any) -> Any:
+        return legacy_flat(data, ("mae", "rmse"))
+
 
 class MulticlassMetrics(Frozen):
     """Paired accuracy / macro-F1 changes of a multiclass classifier on the scored rows (mutated - baseline)."""
 
     classes: list[str]
-    accuracy_baseline: float
-    accuracy_mutated: float
-    accuracy_delta: float  # negative is a drop
-    accuracy_delta_ci_low: float
-    accuracy_delta_ci_high: float
-    macro_f1_baseline: float
-    macro_f1_mutated: float
-    macro_f1_delta: float
-    macro_f1_delta_ci_low: float
-    macro_f1_delta_ci_high: float
+    accuracy: PairedChange  # a negative delta is a drop
+    macro_f1: PairedChange
     # Share of the rows whose baseline argmax is that class and whose argmax changed (0.0 for a class never
     # predicted by the baseline).
     per_class_flip_rate: dict[str, float]
     per_class_psi: dict[str, float]  # PSI of each class's probability, mutated vs baseline
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any) -> Any:
+        return legacy_flat(data, ("accuracy", "macro_f1"))
 
 
 class SegmentFinding(Frozen):
@@ -110,19 +143,19 @@ class SegmentSummary(Frozen):
     fdr: float | None = None  # the false discovery rate `exceeds` was decided with
 
 
+class BinaryMetrics(Frozen):
+    """A binary classifier's own numbers."""
+
+    positives: int  # over all n rows (a property of the evaluation data)
+    negatives: int
+    auc: PairedChange | None  # ROC AUC, DeLong; None: fewer than 2 positives or 2 negatives among scored rows
+
+
 class ModelMetrics(Frozen):
     """Per-model numbers the policy judges. None means "not computable" (see the fields' comments)."""
 
     n: int
-    positives: int  # over all n rows (a property of the evaluation data)
-    negatives: int
     n_scored: int  # rows without failure; every metric below except failures is over these
-    auc_baseline: float | None  # None: fewer than 2 positives or 2 negatives among scored rows
-    auc_mutated: float | None
-    auc_delta: float | None  # mutated - baseline; negative is a drop
-    auc_delta_ci_low: float | None
-    auc_delta_ci_high: float | None
-    auc_p_value: float | None
     flips: int
     flip_rate: float | None  # None when no row was scored
     flip_rate_ci_low: float | None
@@ -137,19 +170,28 @@ class ModelMetrics(Frozen):
     confidence: float
     methods: dict[str, str]
     task: Task = "binary"
+    binary: BinaryMetrics | None = None  # set exactly when task is binary
     regression: RegressionMetrics | None = None
     multiclass: MulticlassMetrics | None = None
     segments: SegmentSummary | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any) -> Any:
+        """Evidence written before the task sections: positives, negatives and auc_* were top-level fields that
+        other tasks filled with 0 and None."""
+        if not isinstance(data, dict) or "auc_baseline" not in data:
+            return data
+        data = legacy_flat(data, ("auc",))
+        section = {"positives": data.pop("positives", 0), "negatives": data.pop("negatives", 0), "auc": data.pop("auc")}
+        if data.get("task", "binary") == "binary":
+            data["binary"] = section
+        return data
 
-NO_ROC_FIELDS: Final[dict[str, Any]] = {
-    "positives": 0,
-    "negatives": 0,
-    "auc_baseline": None,
-    "auc_mutated": None,
-    "auc_delta": None,
-    "auc_delta_ci_low": None,
-    "auc_delta_ci_high": None,
-    "auc_p_value": None,
-}
-"""The binary-only fields of ModelMetrics as a multiclass or regression model fills them (no ROC, no positives)."""
+    @model_validator(mode="after")
+    def _binary_section(self) -> ModelMetrics:
+        if (self.task == "binary") != (self.binary is not None):
+            raise ValueError(
+                f"a {self.task} model's metrics {'need a' if self.task == 'binary' else 'have no'} binary section"
+            )
+        return self

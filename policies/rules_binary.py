@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policies.metrics import ModelMetrics
+from policies.metrics import BinaryMetrics, ModelMetrics, PairedChange
 from policies.policy import Policy
 from policies.rules_common import band_reason, flip_detail, sample_reasons, significant_size_reason
 from policies.sections import AucDropRule
@@ -10,18 +10,18 @@ from policies.verdicts import Reason, Verdict
 from tools.evidence.formats import share_setting
 
 
-def binary_sample_reasons(m: ModelMetrics, p: Policy) -> list[Reason]:
+def binary_sample_reasons(m: ModelMetrics, b: BinaryMetrics, p: Policy) -> list[Reason]:
     return sample_reasons(
         [
             ("rows", m.n, p.min_rows),
-            ("positives", m.positives, p.min_positives),
-            ("negatives", m.negatives, p.min_negatives),
+            ("positives", b.positives, p.min_positives),
+            ("negatives", b.negatives, p.min_negatives),
         ]
     )
 
 
-def _auc_reason(m: ModelMetrics, rule: AucDropRule) -> Reason:
-    if m.auc_baseline is None or m.auc_mutated is None or m.auc_delta is None or m.auc_p_value is None:
+def _auc_reason(m: ModelMetrics, auc: PairedChange | None, rule: AucDropRule) -> Reason:
+    if auc is None or auc.p_value is None:
         return Reason(
             code="auc_unavailable",
             severity=Verdict.INCOMPLETE,
@@ -29,19 +29,19 @@ def _auc_reason(m: ModelMetrics, rule: AucDropRule) -> Reason:
             message=f"ROC AUC could not be computed on the {m.n_scored} successfully scored rows "
             "(needs at least 2 positives and 2 negatives among them)",
         )
-    drop, p = -m.auc_delta, m.auc_p_value  # the thresholds are on the drop (baseline - mutated)
+    drop, p = -auc.delta, auc.p_value  # the thresholds are on the drop (baseline - mutated)
     # The message speaks of one quantity only, the change (mutated - baseline), so the delta and both CI bounds
     # carry the same sign convention: a drop reads "change -0.1727, 95% CI -0.1854 to -0.1601".
-    ci = f"{share_setting(m.confidence)} CI {m.auc_delta_ci_low:+.4f} to {m.auc_delta_ci_high:+.4f}"
-    change = f"change {m.auc_delta:+.4f}, {ci}, DeLong p = {p:.3g}"
-    facts = f"AUC {m.auc_baseline:.4f} -> {m.auc_mutated:.4f} ({change})"
+    ci = f"{share_setting(m.confidence)} CI {auc.ci_low:+.4f} to {auc.ci_high:+.4f}"
+    change = f"change {auc.delta:+.4f}, {ci}, DeLong p = {p:.3g}"
+    facts = f"AUC {auc.baseline:.4f} -> {auc.mutated:.4f} ({change})"
     return significant_size_reason(
         "auc_drop", facts, drop, significant=p < rule.alpha, rule=rule, what="drop",
         not_significant=f"not significant (p >= alpha {rule.alpha:g})",
     )  # fmt: skip
 
 
-def binary_reasons(m: ModelMetrics, p: Policy) -> list[Reason]:
+def binary_reasons(m: ModelMetrics, b: BinaryMetrics, p: Policy) -> list[Reason]:
     reasons = []
     if m.flip_rate is not None:
         reasons.append(
@@ -49,5 +49,5 @@ def binary_reasons(m: ModelMetrics, p: Policy) -> list[Reason]:
         )
     if m.psi is not None:
         reasons.append(band_reason("score_psi", "score PSI", m.psi, p.score_psi, percent=False))
-    reasons.append(_auc_reason(m, p.auc_drop))
+    reasons.append(_auc_reason(m, b.auc, p.auc_drop))
     return reasons

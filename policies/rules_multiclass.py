@@ -3,7 +3,7 @@ when significant (paired interval wholly below 0) and large."""
 
 from __future__ import annotations
 
-from policies.metrics import ModelMetrics, MulticlassMetrics
+from policies.metrics import ModelMetrics, MulticlassMetrics, PairedChange
 from policies.rules_common import (
     band_reason,
     flip_detail,
@@ -23,11 +23,11 @@ def multiclass_sample_reasons(m: ModelMetrics, rules: MulticlassRules) -> list[R
 def _drop_reason(
     metric: str,
     label: str,
-    values: tuple[float, float, float, float, float],
+    change: PairedChange,
     confidence: float,
     rule: SignificantDropRule,
 ) -> Reason:
-    before, after, delta, low, high = values  # baseline, mutated, mutated - baseline and its interval
+    before, after, delta, low, high = change.baseline, change.mutated, change.delta, change.ci_low, change.ci_high
     level = share_setting(confidence)
     facts = f"{label} {before:.4f} -> {after:.4f} (change {delta:+.4f}, {level} CI {low:+.4f} to {high:+.4f})"
     return significant_size_reason(
@@ -57,10 +57,6 @@ def multiclass_reasons(m: ModelMetrics, rules: MulticlassRules) -> list[Reason]:
     psi = _class_psi_reason(mc, rules)
     if psi is not None:
         reasons.append(psi)
-    accuracy = (mc.accuracy_baseline, mc.accuracy_mutated, mc.accuracy_delta)
-    accuracy_ci = (mc.accuracy_delta_ci_low, mc.accuracy_delta_ci_high)
-    f1 = (mc.macro_f1_baseline, mc.macro_f1_mutated, mc.macro_f1_delta)
-    f1_ci = (mc.macro_f1_delta_ci_low, mc.macro_f1_delta_ci_high)
-    reasons.append(_drop_reason("accuracy_drop", "accuracy", accuracy + accuracy_ci, m.confidence, rules.accuracy_drop))
-    reasons.append(_drop_reason("macro_f1_drop", "macro-F1", f1 + f1_ci, m.confidence, rules.macro_f1_drop))
+    reasons.append(_drop_reason("accuracy_drop", "accuracy", mc.accuracy, m.confidence, rules.accuracy_drop))
+    reasons.append(_drop_reason("macro_f1_drop", "macro-F1", mc.macro_f1, m.confidence, rules.macro_f1_drop))
     return reasons

@@ -3,7 +3,7 @@ large, the share of predictions that moved beyond a tolerance, and the PSI of th
 
 from __future__ import annotations
 
-from policies.metrics import ModelMetrics, RegressionMetrics
+from policies.metrics import ModelMetrics, PairedChange, RegressionMetrics
 from policies.rules_common import band_reason, missing_task_metrics, sample_reasons, significant_size_reason
 from policies.sections import RegressionRules, SignificantIncreaseRule
 from policies.verdicts import Reason
@@ -15,10 +15,10 @@ def regression_sample_reasons(m: ModelMetrics, rules: RegressionRules) -> list[R
 
 
 def _increase_reason(
-    metric: str, label: str, values: tuple[float, float, float, float, float, float | None], confidence: float,
-    rule: SignificantIncreaseRule,
-) -> Reason:  # fmt: skip
-    before, after, delta, low, high, relative = values  # baseline, mutated, mutated - baseline, its CI, delta/baseline
+    metric: str, label: str, change: PairedChange, confidence: float, rule: SignificantIncreaseRule
+) -> Reason:
+    before, after, delta, low, high = change.baseline, change.mutated, change.delta, change.ci_low, change.ci_high
+    relative = change.relative  # delta / baseline
     shown = "unbounded: the baseline error is 0" if relative is None else f"{relative:+.1%} of baseline"
     ci = f"{share_setting(confidence)} CI {low:+.4g} to {high:+.4g}"
     facts = f"{label} {before:.4g} -> {after:.4g} (change {delta:+.4g}, {ci}; {shown})"
@@ -42,13 +42,9 @@ def regression_reasons(m: ModelMetrics, rules: RegressionRules) -> list[Reason]:
     r = m.regression
     if r is None:
         return [missing_task_metrics("regression", m)]
-    mae = (r.mae_baseline, r.mae_mutated, r.mae_delta, r.mae_delta_ci_low, r.mae_delta_ci_high, r.mae_delta_relative)
-    rmse = (
-        r.rmse_baseline, r.rmse_mutated, r.rmse_delta, r.rmse_delta_ci_low, r.rmse_delta_ci_high, r.rmse_delta_relative
-    )  # fmt: skip
     return [
-        _increase_reason("mae_increase", "MAE", mae, m.confidence, rules.mae_increase_relative),
-        _increase_reason("rmse_increase", "RMSE", rmse, m.confidence, rules.rmse_increase_relative),
+        _increase_reason("mae_increase", "MAE", r.mae, m.confidence, rules.mae_increase_relative),
+        _increase_reason("rmse_increase", "RMSE", r.rmse, m.confidence, rules.rmse_increase_relative),
         _moved_reason(m, r, rules),
         band_reason("prediction_psi", "prediction PSI", r.prediction_psi, rules.prediction_psi, percent=False),
     ]

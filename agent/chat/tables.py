@@ -11,6 +11,7 @@ from policies import ModelMetrics, SegmentSummary, Task, Verdict
 from tools.evidence.formats import pct, points, relative, sig
 from tools.evidence.schema import ModelEvidence
 from tools.evidence.task_text import EXCEEDS_TEXT, SEGMENT_METRIC_NAMES, worst_class, worst_class_psi
+from tools.evidence.task_views import parts
 
 VERDICT_ICONS = {Verdict.PASS: "✅", Verdict.WARNING: "⚠️", Verdict.BLOCK: "⛔", Verdict.INCOMPLETE: "❔"}
 TASK_ORDER: tuple[Task, ...] = ("binary", "multiclass", "regression")
@@ -26,9 +27,12 @@ def _ci(low: float | None, high: float | None, fmt: Callable[[float | None], str
 
 def _binary(m: ModelMetrics) -> list[str]:
     flips = f"{pct(m.flip_rate, 1)} ({pct(m.flip_rate_ci_low, 1)} – {pct(m.flip_rate_ci_high, 1)})"
-    auc = f"{num(m.auc_baseline)} → {num(m.auc_mutated)}"
-    delta = f"{num(m.auc_delta, '+.3f')} ({num(m.auc_delta_ci_low, '+.3f')} to {num(m.auc_delta_ci_high, '+.3f')})"
-    return [flips, auc, f"{delta}, p = {num(m.auc_p_value, '.2g')}", num(m.psi, ".2f"), pct(m.failure_rate, 1)]
+    a = m.binary.auc if m.binary is not None else None
+    before, after, change, low, high = parts(a)
+    auc = f"{num(before)} → {num(after)}"
+    delta = f"{num(change, '+.3f')} ({num(low, '+.3f')} to {num(high, '+.3f')})"
+    p_value = num(None if a is None else a.p_value, ".2g")
+    return [flips, auc, f"{delta}, p = {p_value}", num(m.psi, ".2f"), pct(m.failure_rate, 1)]
 
 
 def _regression(m: ModelMetrics) -> list[str]:
@@ -41,11 +45,9 @@ def _regression(m: ModelMetrics) -> list[str]:
 
     return [
         f"{pct(r.moved_share, 1)} ({pct(r.moved_share_ci_low, 1)} – {pct(r.moved_share_ci_high, 1)})",
-        f"{sig(r.mae_baseline)} → {sig(r.mae_mutated)}",
-        f"{signed(r.mae_delta)} {_ci(r.mae_delta_ci_low, r.mae_delta_ci_high, signed)}, "
-        f"{relative(r.mae_delta_relative)}",
-        f"{signed(r.rmse_delta)} {_ci(r.rmse_delta_ci_low, r.rmse_delta_ci_high, signed)}, "
-        f"{relative(r.rmse_delta_relative)}",
+        f"{sig(r.mae.baseline)} → {sig(r.mae.mutated)}",
+        f"{signed(r.mae.delta)} {_ci(r.mae.ci_low, r.mae.ci_high, signed)}, {relative(r.mae.relative)}",
+        f"{signed(r.rmse.delta)} {_ci(r.rmse.ci_low, r.rmse.ci_high, signed)}, {relative(r.rmse.relative)}",
         num(r.prediction_psi, ".2f"),
         pct(m.failure_rate, 1),
     ]
@@ -63,9 +65,9 @@ def _multiclass(m: ModelMetrics) -> list[str]:
 
     return [
         flips,
-        f"{pct(mc.accuracy_baseline, 1)} → {pct(mc.accuracy_mutated, 1)}",
-        f"{points(mc.accuracy_delta)} {_ci(mc.accuracy_delta_ci_low, mc.accuracy_delta_ci_high, points)}",
-        f"{f1(mc.macro_f1_delta)} {_ci(mc.macro_f1_delta_ci_low, mc.macro_f1_delta_ci_high, f1)}",
+        f"{pct(mc.accuracy.baseline, 1)} → {pct(mc.accuracy.mutated, 1)}",
+        f"{points(mc.accuracy.delta)} {_ci(mc.accuracy.ci_low, mc.accuracy.ci_high, points)}",
+        f"{f1(mc.macro_f1.delta)} {_ci(mc.macro_f1.ci_low, mc.macro_f1.ci_high, f1)}",
         f"{plain(worst[0])} {pct(worst[1], 1)}" if worst else "n/a",
         f"{num(psi[1], '.2f')} ({plain(psi[0])})" if psi else "n/a",
         pct(m.failure_rate, 1),

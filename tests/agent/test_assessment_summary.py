@@ -20,4 +20,4 @@ def test_json_summary_names_each_models_task() -> None:
     summary = AssessmentResult(evidence=evidence, run_dir=RUN_DIR).summary()
     assert [m["task"] for m in summary["models"]] == ["binary", "regression", "regression"]
     regression = summary["models"][1]["metrics"]["regression"]
-    assert regression["mae_delta_relative"] == 2213.1 and regression["tolerance_basis"].startswith("0.1 x")
+    assert regression["mae"]["relative"] == 2213.1 and regression["tolerance_basis"].startswith("0.1 x")

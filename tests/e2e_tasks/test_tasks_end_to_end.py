@@ -115,7 +115,7 @@ def test_dollars_to_cents_blocks_the_demo_regressor_with_its_own_numbers(
     assert review.binding is not None and review.binding.task == "regression"
     m = review.metrics
     assert m is not None and m.task == "regression" and m.regression is not None
-    assert m.auc_baseline is None and m.flip_rate is None  # a regressor has no AUC and no flips
+    assert m.binary is None and m.flip_rate is None  # a regressor has no AUC and no flips
 
     # Independent: the artifact's own predictions on the evaluation file, before and after.
     frame = pd.read_csv(seeded_template / "demo" / "review_eval.csv")
@@ -125,13 +125,13 @@ def test_dollars_to_cents_blocks_the_demo_regressor_with_its_own_numbers(
     after = model.predict(frame[columns].assign(txn_amount=frame["txn_amount"] * 100))
     y = frame[REVIEW_LABEL].to_numpy()
     r = m.regression
-    assert r.mae_baseline == pytest.approx(np.mean(np.abs(before - y)), rel=1e-12)
-    assert r.mae_mutated == pytest.approx(np.mean(np.abs(after - y)), rel=1e-12)
-    assert r.rmse_mutated == pytest.approx(np.sqrt(np.mean((after - y) ** 2)), rel=1e-12)
+    assert r.mae.baseline == pytest.approx(np.mean(np.abs(before - y)), rel=1e-12)
+    assert r.mae.mutated == pytest.approx(np.mean(np.abs(after - y)), rel=1e-12)
+    assert r.rmse.mutated == pytest.approx(np.sqrt(np.mean((after - y) ** 2)), rel=1e-12)
     tolerance = 0.1 * np.std(before)
     assert r.tolerance == pytest.approx(tolerance, rel=1e-9)
     assert r.moved == int(np.sum(np.abs(after - before) > tolerance))
-    assert r.mae_delta_ci_low > 0 and r.mae_delta_relative is not None and r.mae_delta_relative > 0.10
+    assert r.mae.ci_low > 0 and r.mae.relative is not None and r.mae.relative > 0.10
 
     assert review.verdict == Verdict.BLOCK
     assert {"mae_increase_block", "rmse_increase_block", "moved_share_block"} <= codes(review, Verdict.BLOCK)
@@ -150,7 +150,7 @@ def test_rounding_to_cents_passes_both_demo_models(assessed: dict[str, Assessmen
     assert result.evidence.verdict == Verdict.PASS
     review = models["review_time_estimator"]
     assert review.verdict == Verdict.PASS and review.metrics is not None and review.metrics.regression is not None
-    assert review.metrics.regression.moved == 0 and review.metrics.regression.mae_delta == 0
+    assert review.metrics.regression.moved == 0 and review.metrics.regression.mae.delta == 0
     assert models["fraud_detector"].verdict == Verdict.PASS
 
 
@@ -170,7 +170,7 @@ def test_xgboost_and_lightgbm_models_are_assessed_like_any_sklearn_estimator(
     xgb_model = models["returns_xgb"]
     assert xgb_model.task == "binary" and xgb_model.task_basis == "detected from XGBClassifier (2 classes)"
     m = xgb_model.metrics
-    assert m is not None and m.auc_baseline is not None and m.auc_mutated is not None
+    assert m is not None and m.binary is not None and m.binary.auc is not None
     before = shop.models["returns_xgb"].predict_proba(frame[columns])[:, 1]
     after = shop.models["returns_xgb"].predict_proba(scaled[columns])[:, 1]
     assert m.flips == int(np.sum((before >= 0.5) != (after >= 0.5))) and m.flips > 0.10 * len(frame)
@@ -184,7 +184,7 @@ def test_xgboost_and_lightgbm_models_are_assessed_like_any_sklearn_estimator(
     assert r is not None
     y = frame["basket_margin"].to_numpy()
     predicted = shop.models["margin_lgbm"].predict(scaled[columns])
-    assert r.mae_mutated == pytest.approx(np.mean(np.abs(predicted - y)), rel=1e-9)
+    assert r.mae.mutated == pytest.approx(np.mean(np.abs(predicted - y)), rel=1e-9)
     assert lgbm.verdict == Verdict.BLOCK and "mae_increase_block" in codes(lgbm)
     assert_plots(result, lgbm)
 
@@ -230,7 +230,7 @@ def test_an_unseen_channel_flips_the_routes_it_decided(assessed: dict[str, Asses
     accuracy_drop = np.mean(model.classes_[before.argmax(1)] == truth) - np.mean(
         model.classes_[after.argmax(1)] == truth
     )
-    assert mc.accuracy_delta == pytest.approx(-accuracy_drop, abs=1e-12)
+    assert mc.accuracy.delta == pytest.approx(-accuracy_drop, abs=1e-12)
     rules = load_policy().policy.multiclass
     assert rules is not None
     flip_rate = flips / len(frame)  # ~9 % of routes change: above the 5 % warning band, below the 10 % block band
@@ -239,7 +239,7 @@ def test_an_unseen_channel_flips_the_routes_it_decided(assessed: dict[str, Asses
     )
     assert flip_level == "warning" and f"flip_rate_{flip_level}" in codes(router)
     # ~7 accuracy points lost, significantly (the paired interval is below 0): the drop blocks on its own.
-    assert accuracy_drop >= rules.accuracy_drop.block and mc.accuracy_delta_ci_high < 0
+    assert accuracy_drop >= rules.accuracy_drop.block and mc.accuracy.ci_high < 0
     assert "accuracy_drop_block" in codes(router, Verdict.BLOCK)
     assert router.verdict == Verdict.BLOCK
     assert not any(r.code.startswith("auc") for r in router.reasons)

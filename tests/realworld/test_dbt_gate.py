@@ -123,7 +123,7 @@ def test_a_scale_at_the_dbt_source_node_blocks_and_carries_through_each_expressi
         # production by the alias `bind` recorded from the registry: DataHub's mlflow source tags it mlflow_none
         assert "champion" in (fraud["production_marker"] or "")
         assert fraud["verdict"] == "BLOCK" and fraud["metrics"] is not None
-        baselines.add(fraud["metrics"]["auc_baseline"])
+        baselines.add(fraud["metrics"]["binary"]["auc"]["baseline"])
         severity = gate.model(answer, world.severity)
         assert severity["metrics"] is not None, severity  # ln(amount ×100) = log_amount + ln 100: a shift
         pricing = gate.model(answer, world.pricing)
@@ -139,7 +139,7 @@ def test_a_scale_at_the_dbt_source_node_blocks_and_carries_through_each_expressi
     # The change reaches two of fraud's inputs (claim_amount, amount_ratio); its baseline is still the model on
     # unchanged rows, the same as for a change that reaches one input.
     one_input = gate.assess(world.raw_table_urn, "region", "null_inject", fraction=0.3)
-    assert baselines == {gate.model(one_input, world.fraud)["metrics"]["auc_baseline"]}
+    assert baselines == {gate.model(one_input, world.fraud)["metrics"]["binary"]["auc"]["baseline"]}
 
 
 def test_a_dbt_node_whose_table_is_missing_is_incomplete_never_a_pass(gate: Gate) -> None:

@@ -149,16 +149,15 @@ def _flip(m: ModelOutcome) -> str:
 
 
 def _performance(p: MetricChange | None) -> tuple[str, str]:
-    if p is None or p.before is None or p.after is None:
+    if p is None:
         return NA, NA
-    before_after = f"{p.name} {decimal(p.before, 3)} → {decimal(p.after, 3)}"
-    if p.delta is None:
-        return before_after, NA
-    interval = ""
-    if p.delta_ci_low is not None and p.delta_ci_high is not None:
-        interval = f" ({signed(p.delta_ci_low, 3)} to {signed(p.delta_ci_high, 3)})"
-    significance = f", p={p.p_value:.2g}" if p.p_value is not None else ""
-    return before_after, f"{signed(p.delta, 3)}{interval}{significance}"
+    c = p.change
+    interval = f" ({signed(c.ci_low, 3)} to {signed(c.ci_high, 3)})"
+    significance = f", p={c.p_value:.2g}" if c.p_value is not None else ""
+    return (
+        f"{p.name} {decimal(c.baseline, 3)} → {decimal(c.mutated, 3)}",
+        f"{signed(c.delta, 3)}{interval}{significance}",
+    )
 
 
 def _failures(m: ModelOutcome) -> str:

@@ -20,7 +20,10 @@ from tools.mutations import Mutation
 if TYPE_CHECKING:
     import numpy as np
 
-SCHEMA_VERSION = "provenance.evidence/1"
+SCHEMA_VERSION = "provenance.evidence/2"
+# /1 kept each paired metric as flat fields (auc_delta, mae_delta_ci_low…); its files are read into /2's shape
+# (policies/metrics.py, legacy_flat), so a run written before the change stays readable and publishable.
+READABLE_SCHEMAS = ("provenance.evidence/1", SCHEMA_VERSION)
 
 
 def new_run_id(now: datetime | None = None) -> str:

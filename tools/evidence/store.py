@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from tools import atomic
 from tools.errors import BadRequest
-from tools.evidence.schema import SCHEMA_VERSION, Evidence
+from tools.evidence.schema import READABLE_SCHEMAS, SCHEMA_VERSION, Evidence
 
 EVIDENCE_FILE = "evidence.json"
 REPORT_FILE = "report.md"
@@ -68,10 +68,12 @@ def read_evidence(home: Path, run_id: str) -> Evidence:
         raw = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise EvidenceError(f"{path} is not valid JSON ({exc}); the run folder is damaged") from exc
-    if raw.get("schema_version") != SCHEMA_VERSION:
-        raise EvidenceError(f"{path} has schema {raw.get('schema_version')!r}; this Provenance reads {SCHEMA_VERSION}")
+    if raw.get("schema_version") not in READABLE_SCHEMAS:
+        raise EvidenceError(
+            f"{path} has schema {raw.get('schema_version')!r}; this Provenance reads {', '.join(READABLE_SCHEMAS)}"
+        )
     try:
-        return Evidence.model_validate(raw)
+        return Evidence.model_validate(raw | {"schema_version": SCHEMA_VERSION})  # read into today's shape
     except ValidationError as exc:
         raise EvidenceError(f"{path} does not match {SCHEMA_VERSION}: {exc.error_count()} problems") from exc
 

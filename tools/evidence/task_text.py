@@ -71,10 +71,10 @@ def regression_line(r: RegressionMetrics, *, ascii_only: bool = False) -> str:
     tolerance, the prediction PSI."""
     arrow, delta, pm = _symbols(ascii_only)
     return (
-        f"MAE {sig(r.mae_baseline)} {arrow} {sig(r.mae_mutated)} ({delta} {sig(r.mae_delta, sign=True)} "
-        f"{interval(r.mae_delta_ci_low, r.mae_delta_ci_high, 'sig')}, {relative(r.mae_delta_relative)}); "
-        f"RMSE {sig(r.rmse_baseline)} {arrow} {sig(r.rmse_mutated)} ({delta} {sig(r.rmse_delta, sign=True)} "
-        f"{interval(r.rmse_delta_ci_low, r.rmse_delta_ci_high, 'sig')}, {relative(r.rmse_delta_relative)}); "
+        f"MAE {sig(r.mae.baseline)} {arrow} {sig(r.mae.mutated)} ({delta} {sig(r.mae.delta, sign=True)} "
+        f"{interval(r.mae.ci_low, r.mae.ci_high, 'sig')}, {relative(r.mae.relative)}); "
+        f"RMSE {sig(r.rmse.baseline)} {arrow} {sig(r.rmse.mutated)} ({delta} {sig(r.rmse.delta, sign=True)} "
+        f"{interval(r.rmse.ci_low, r.rmse.ci_high, 'sig')}, {relative(r.rmse.relative)}); "
         f"moved {pct(r.moved_share)} {interval(r.moved_share_ci_low, r.moved_share_ci_high)} "
         f"beyond {pm}{sig(r.tolerance)} ({r.tolerance_basis}); prediction PSI {decimal(r.prediction_psi, 3)}"
     )
@@ -87,11 +87,10 @@ def multiclass_line(m: ModelMetrics, mc: MulticlassMetrics, *, ascii_only: bool 
     worst, psi = worst_class(mc), worst_class_psi(mc)
     return (
         f"argmax flips {pct(m.flip_rate)} {interval(m.flip_rate_ci_low, m.flip_rate_ci_high)}; "
-        f"accuracy {pct(mc.accuracy_baseline)} {arrow} {pct(mc.accuracy_mutated)} "
-        f"({delta} {points(mc.accuracy_delta)} "
-        f"{interval(mc.accuracy_delta_ci_low, mc.accuracy_delta_ci_high, 'points')}); "
-        f"macro-F1 {decimal(mc.macro_f1_baseline)} {arrow} {decimal(mc.macro_f1_mutated)} ({delta} "
-        f"{signed(mc.macro_f1_delta)} {interval(mc.macro_f1_delta_ci_low, mc.macro_f1_delta_ci_high, 'signed')}); "
+        f"accuracy {pct(mc.accuracy.baseline)} {arrow} {pct(mc.accuracy.mutated)} "
+        f"({delta} {points(mc.accuracy.delta)} {interval(mc.accuracy.ci_low, mc.accuracy.ci_high, 'points')}); "
+        f"macro-F1 {decimal(mc.macro_f1.baseline)} {arrow} {decimal(mc.macro_f1.mutated)} ({delta} "
+        f"{signed(mc.macro_f1.delta)} {interval(mc.macro_f1.ci_low, mc.macro_f1.ci_high, 'signed')}); "
         f"worst class {worst[0] + ' flips ' + pct(worst[1]) if worst else NA}; "
         f"class PSI max {decimal(psi[1], 3) + ' (' + psi[0] + ')' if psi else NA}"
     )

@@ -12,23 +12,28 @@ from abc import ABC, abstractmethod
 
 from pydantic import BaseModel, ConfigDict
 
-from policies import ModelMetrics, MulticlassMetrics, RegressionMetrics, Task
+from policies import ModelMetrics, MulticlassMetrics, PairedChange, RegressionMetrics, Task
 from tools.evidence.formats import auc, decimal, pct, points, relative, sig, signed
 from tools.evidence.task_text import SummaryCells, interval, multiclass_line, regression_line
 
 
 class MetricChange(BaseModel):
-    """A performance metric before and after the change; delta = after - before, with its confidence interval."""
+    """A task's performance metric, named, before and after the change (`provenance check`'s column)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str  # "AUC", "MAE", "accuracy"
-    before: float | None = None
-    after: float | None = None
-    delta: float | None = None
-    delta_ci_low: float | None = None
-    delta_ci_high: float | None = None
-    p_value: float | None = None
+    change: PairedChange
+
+
+Parts = tuple[float | None, float | None, float | None, float | None, float | None]
+
+
+def parts(change: PairedChange | None) -> Parts:
+    """(baseline, mutated, delta, ci_low, ci_high); every one None for a change that could not be measured."""
+    if change is None:
+        return None, None, None, None, None
+    return change.baseline, change.mutated, change.delta, change.ci_low, change.ci_high
 
 
 class TaskView(ABC):
@@ -60,23 +65,30 @@ class TaskView(ABC):
 class BinaryView(TaskView):
     task = "binary"
 
+    def __init__(self, metrics: ModelMetrics) -> None:
+        super().__init__(metrics)
+        # None: ROC AUC not computable, or no binary section (a multiclass model measured for a v1 policy)
+        self.auc = metrics.binary.auc if metrics.binary is not None else None
+
     def cells(self) -> SummaryCells:
         m = self.m
+        before, after, delta, low, high = parts(self.auc)
         return SummaryCells(
             task=m.task,
-            quality=f"AUC {auc(m.auc_baseline)} → {auc(m.auc_mutated)}",
-            change=f"ΔAUC {signed(m.auc_delta)} {interval(m.auc_delta_ci_low, m.auc_delta_ci_high, 'signed')}",
+            quality=f"AUC {auc(before)} → {auc(after)}",
+            change=f"ΔAUC {signed(delta)} {interval(low, high, 'signed')}",
             changed=f"flips {pct(m.flip_rate)}",
             psi=decimal(m.psi, 3),
         )
 
     def line(self, *, ascii_only: bool = False) -> str:
-        m = self.m
+        m, a = self.m, self.auc
         arrow = "->" if ascii_only else "→"
         delta = "delta" if ascii_only else "Δ"
-        auc = f"AUC {decimal(m.auc_baseline, 3)} {arrow} {decimal(m.auc_mutated, 3)}"
-        if m.auc_p_value is not None:
-            auc += f" ({delta} {decimal(m.auc_delta, 3)}, p={m.auc_p_value:.2g})"
+        before, after, *_ = parts(a)
+        auc = f"AUC {decimal(before, 3)} {arrow} {decimal(after, 3)}"
+        if a is not None and a.p_value is not None:
+            auc += f" ({delta} {decimal(a.delta, 3)}, p={a.p_value:.2g})"
         return (
             f"{auc}; flips {pct(m.flip_rate, 1)} [{pct(m.flip_rate_ci_low, 1)}, {pct(m.flip_rate_ci_high, 1)}]"
             f"; shift mean {decimal(m.prob_shift_mean, 3)} p95 {decimal(m.prob_shift_p95, 3)}; PSI {decimal(m.psi, 3)}"
@@ -85,22 +97,12 @@ class BinaryView(TaskView):
     def short(self) -> str:
         m = self.m
         return (
-            f"flips {pct(m.flip_rate, 1)}, ΔAUC {signed(m.auc_delta, 3)}, PSI {decimal(m.psi, 2)}, {self._failures()}"
+            f"flips {pct(m.flip_rate, 1)}, ΔAUC {signed(parts(self.auc)[2], 3)}, PSI {decimal(m.psi, 2)}, "
+            f"{self._failures()}"
         )
 
     def performance(self) -> MetricChange | None:
-        m = self.m
-        if m.auc_baseline is None:
-            return None
-        return MetricChange(
-            name="AUC",
-            before=m.auc_baseline,
-            after=m.auc_mutated,
-            delta=m.auc_delta,
-            delta_ci_low=m.auc_delta_ci_low,
-            delta_ci_high=m.auc_delta_ci_high,
-            p_value=m.auc_p_value,
-        )
+        return None if self.auc is None else MetricChange(name="AUC", change=self.auc)
 
 
 class RegressionView(TaskView):
@@ -114,9 +116,9 @@ class RegressionView(TaskView):
         r = self.r
         return SummaryCells(
             task="regression",
-            quality=f"MAE {sig(r.mae_baseline)} → {sig(r.mae_mutated)}",
-            change=f"ΔMAE {sig(r.mae_delta, sign=True)} {interval(r.mae_delta_ci_low, r.mae_delta_ci_high, 'sig')}, "
-            f"{relative(r.mae_delta_relative)}",
+            quality=f"MAE {sig(r.mae.baseline)} → {sig(r.mae.mutated)}",
+            change=f"ΔMAE {sig(r.mae.delta, sign=True)} {interval(r.mae.ci_low, r.mae.ci_high, 'sig')}, "
+            f"{relative(r.mae.relative)}",
             changed=f"moved {pct(r.moved_share)}",
             psi=decimal(r.prediction_psi, 3),
         )
@@ -127,20 +129,12 @@ class RegressionView(TaskView):
     def short(self) -> str:
         r = self.r
         return (
-            f"MAE {sig(r.mae_baseline)} → {sig(r.mae_mutated)} ({relative(r.mae_delta_relative)}), "
+            f"MAE {sig(r.mae.baseline)} → {sig(r.mae.mutated)} ({relative(r.mae.relative)}), "
             f"moved {pct(r.moved_share, 1)}, PSI {decimal(r.prediction_psi, 2)}, {self._failures()}"
         )
 
     def performance(self) -> MetricChange:
-        r = self.r
-        return MetricChange(
-            name="MAE",
-            before=r.mae_baseline,
-            after=r.mae_mutated,
-            delta=r.mae_delta,
-            delta_ci_low=r.mae_delta_ci_low,
-            delta_ci_high=r.mae_delta_ci_high,
-        )
+        return MetricChange(name="MAE", change=self.r.mae)
 
 
 class MulticlassView(TaskView):
@@ -154,9 +148,9 @@ class MulticlassView(TaskView):
         mc = self.mc
         return SummaryCells(
             task="multiclass",
-            quality=f"accuracy {pct(mc.accuracy_baseline)} → {pct(mc.accuracy_mutated)}",
-            change=f"Δaccuracy {points(mc.accuracy_delta)} "
-            f"{interval(mc.accuracy_delta_ci_low, mc.accuracy_delta_ci_high, 'points')}",
+            quality=f"accuracy {pct(mc.accuracy.baseline)} → {pct(mc.accuracy.mutated)}",
+            change=f"Δaccuracy {points(mc.accuracy.delta)} "
+            f"{interval(mc.accuracy.ci_low, mc.accuracy.ci_high, 'points')}",
             changed=f"argmax flips {pct(self.m.flip_rate)}",
             psi=decimal(self.m.psi, 3),
         )
@@ -167,21 +161,13 @@ class MulticlassView(TaskView):
     def short(self) -> str:
         m, mc = self.m, self.mc
         return (
-            f"flips {pct(m.flip_rate, 1)}, accuracy {pct(mc.accuracy_baseline, 1)} → {pct(mc.accuracy_mutated, 1)}, "
-            f"macro-F1 {decimal(mc.macro_f1_baseline, 3)} → {decimal(mc.macro_f1_mutated, 3)}, "
+            f"flips {pct(m.flip_rate, 1)}, accuracy {pct(mc.accuracy.baseline, 1)} → {pct(mc.accuracy.mutated, 1)}, "
+            f"macro-F1 {decimal(mc.macro_f1.baseline, 3)} → {decimal(mc.macro_f1.mutated, 3)}, "
             f"PSI {decimal(m.psi, 2)}, {self._failures()}"
         )
 
     def performance(self) -> MetricChange:
-        c = self.mc
-        return MetricChange(
-            name="accuracy",
-            before=c.accuracy_baseline,
-            after=c.accuracy_mutated,
-            delta=c.accuracy_delta,
-            delta_ci_low=c.accuracy_delta_ci_low,
-            delta_ci_high=c.accuracy_delta_ci_high,
-        )
+        return MetricChange(name="accuracy", change=self.mc.accuracy)
 
 
 def task_view(metrics: ModelMetrics) -> TaskView:

@@ -19,7 +19,7 @@ from collections import OrderedDict
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from policies import ModelMetrics
+from policies import BinaryMetrics, ModelMetrics, PairedChange
 
 PSI_EPSILON = 1e-4  # floor for an empty bin's share, so ln(a/e) stays finite; one empty bin adds at most ~0.1
 # PSI's bin edges come from at most about this many evenly spaced baseline rows (every row below 2x this): a
@@ -236,11 +236,13 @@ def binary_metrics(
     positives = int(y.sum())
     failures = n - n_scored
 
-    auc: dict[str, float | None] = dict.fromkeys(("base", "mut", "delta", "lo", "hi", "p"))
+    auc = None
     scored_pos = int(ys.sum())
     if scored_pos >= 2 and n_scored - scored_pos >= 2:
         d = delong_paired(ys, bs, ms, confidence)
-        auc = {"base": d.auc_a, "mut": d.auc_b, "delta": d.delta, "lo": d.ci_low, "hi": d.ci_high, "p": d.p_value}
+        auc = PairedChange(
+            baseline=d.auc_a, mutated=d.auc_b, delta=d.delta, ci_low=d.ci_low, ci_high=d.ci_high, p_value=d.p_value
+        )
 
     flipped = (bs >= threshold) != (ms >= threshold)
     flips = int(np.count_nonzero(flipped))
@@ -254,15 +256,8 @@ def binary_metrics(
 
     metrics = ModelMetrics(
         n=n,
-        positives=positives,
-        negatives=n - positives,
         n_scored=n_scored,
-        auc_baseline=auc["base"],
-        auc_mutated=auc["mut"],
-        auc_delta=auc["delta"],
-        auc_delta_ci_low=auc["lo"],
-        auc_delta_ci_high=auc["hi"],
-        auc_p_value=auc["p"],
+        binary=BinaryMetrics(positives=positives, negatives=n - positives, auc=auc),
         flips=flips,
         flip_rate=flip_rate,
         flip_rate_ci_low=flip_lo,

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from policies import NO_ROC_FIELDS, ModelMetrics, MulticlassMetrics
+from policies import ModelMetrics, MulticlassMetrics, PairedChange
 from tools.experiment.metrics import PSI_BINS, psi, wilson_interval, z_quantile
 from tools.runtime.overlap import alongside
 
@@ -158,16 +158,14 @@ def _paired(
     f1_b, f1_m, f1_lo, f1_hi = macro_f1_delta(y, pred_b, pred_m, len(labels), confidence=confidence, seed=seed)
     metrics = MulticlassMetrics(
         classes=classes,
-        accuracy_baseline=acc_b,
-        accuracy_mutated=acc_m,
-        accuracy_delta=acc_m - acc_b,
-        accuracy_delta_ci_low=acc_m - acc_b - half,
-        accuracy_delta_ci_high=acc_m - acc_b + half,
-        macro_f1_baseline=f1_b,
-        macro_f1_mutated=f1_m,
-        macro_f1_delta=f1_m - f1_b,
-        macro_f1_delta_ci_low=f1_lo,
-        macro_f1_delta_ci_high=f1_hi,
+        accuracy=PairedChange(
+            baseline=acc_b,
+            mutated=acc_m,
+            delta=acc_m - acc_b,
+            ci_low=acc_m - acc_b - half,
+            ci_high=acc_m - acc_b + half,
+        ),
+        macro_f1=PairedChange(baseline=f1_b, mutated=f1_m, delta=f1_m - f1_b, ci_low=f1_lo, ci_high=f1_hi),
         per_class_flip_rate=_per_class_flip_rate(pred_b, flipped, classes),
         per_class_psi={},
     )
@@ -243,7 +241,6 @@ def compute_multiclass_metrics(
     metrics = ModelMetrics(
         n=n,
         n_scored=n_scored,
-        **NO_ROC_FIELDS,
         flips=flips,
         flip_rate=flips / n_scored if scored else None,
         flip_rate_ci_low=flip_lo,

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from policies import NO_ROC_FIELDS, ModelMetrics, RegressionMetrics
+from policies import ModelMetrics, PairedChange, RegressionMetrics
 from tools.experiment.metrics import PSI_BINS, psi, wilson_interval, z_quantile
 
 METHODS_REGRESSION: dict[str, str] = {
@@ -63,18 +63,22 @@ def paired_regression(
     moved = int(np.count_nonzero(moved_rows))
     moved_lo, moved_hi = wilson_interval(moved, len(y), confidence)
     metrics = RegressionMetrics(
-        mae_baseline=mae_b,
-        mae_mutated=mae_m,
-        mae_delta=mae_m - mae_b,
-        mae_delta_ci_low=mae_lo,
-        mae_delta_ci_high=mae_hi,
-        mae_delta_relative=_relative(mae_m - mae_b, mae_b),
-        rmse_baseline=rmse_b,
-        rmse_mutated=rmse_m,
-        rmse_delta=rmse_m - rmse_b,
-        rmse_delta_ci_low=rmse_lo,
-        rmse_delta_ci_high=rmse_hi,
-        rmse_delta_relative=_relative(rmse_m - rmse_b, rmse_b),
+        mae=PairedChange(
+            baseline=mae_b,
+            mutated=mae_m,
+            delta=mae_m - mae_b,
+            ci_low=mae_lo,
+            ci_high=mae_hi,
+            relative=_relative(mae_m - mae_b, mae_b),
+        ),
+        rmse=PairedChange(
+            baseline=rmse_b,
+            mutated=rmse_m,
+            delta=rmse_m - rmse_b,
+            ci_low=rmse_lo,
+            ci_high=rmse_hi,
+            relative=_relative(rmse_m - rmse_b, rmse_b),
+        ),  # fmt: skip
         tolerance=tolerance,
         tolerance_basis=f"{tolerance_fraction:g} x baseline prediction std",
         moved=moved,
@@ -127,7 +131,6 @@ def compute_regression_metrics(
     metrics = ModelMetrics(
         n=n,
         n_scored=n_scored,
-        **NO_ROC_FIELDS,
         flips=0,
         flip_rate=None,
         flip_rate_ci_low=None,

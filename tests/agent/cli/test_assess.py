@@ -48,18 +48,20 @@ def expected_verdict(m: ModelMetrics, p: Policy) -> Verdict:
         found.append(Verdict.BLOCK)
     elif m.failures >= rule.warning_count:
         found.append(Verdict.WARNING)
-    if m.n < p.min_rows or m.positives < p.min_positives or m.negatives < p.min_negatives:
+    b = m.binary
+    assert b is not None
+    if m.n < p.min_rows or b.positives < p.min_positives or b.negatives < p.min_negatives:
         return max(found + [Verdict.INCOMPLETE], key=SEVERITY.__getitem__)
     for value, band in ((m.flip_rate, p.flip_rate), (m.psi, p.score_psi)):
         if value is not None and value >= band.block:
             found.append(Verdict.BLOCK)
         elif value is not None and value >= band.warning:
             found.append(Verdict.WARNING)
-    if m.auc_p_value is None or m.auc_delta is None:
+    if b.auc is None or b.auc.p_value is None:
         found.append(Verdict.INCOMPLETE)
-    elif m.auc_p_value < p.auc_drop.alpha and -m.auc_delta >= p.auc_drop.block:
+    elif b.auc.p_value < p.auc_drop.alpha and -b.auc.delta >= p.auc_drop.block:
         found.append(Verdict.BLOCK)
-    elif m.auc_p_value < p.auc_drop.alpha and -m.auc_delta >= p.auc_drop.warning:
+    elif b.auc.p_value < p.auc_drop.alpha and -b.auc.delta >= p.auc_drop.warning:
         found.append(Verdict.WARNING)
     return max(found, key=SEVERITY.__getitem__)
 
@@ -133,7 +135,7 @@ def test_scale_100_blocks_both_amount_models(cli_runs: dict[str, CliRun]) -> Non
     assert summary["reasons"] and "fraud_detector: BLOCK" in summary["reasons"][0]
     review = summary["models"][1]  # the regressor: judged on its errors, never on an AUC
     assert review["verdict"] == "BLOCK" and review["metrics"]["task"] == "regression"
-    assert review["metrics"]["auc_delta"] is None and review["metrics"]["regression"]["moved_share"] > 0.99
+    assert review["metrics"]["binary"] is None and review["metrics"]["regression"]["moved_share"] > 0.99
     assert any(reason.startswith("MAE ") for reason in review["reasons"])
 
     assert summary["policy"]["sha256"] == hashlib.sha256(DEFAULT_POLICY_PATH.read_bytes()).hexdigest()

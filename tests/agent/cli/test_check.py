@@ -160,7 +160,7 @@ def test_changes_are_assessed_with_an_evidence_run_each(combined: tuple[CliRun, 
         metrics = recorded[outcome.urn].metrics
         if metrics is not None and metrics.regression is not None:
             assert outcome.performance is not None and outcome.performance.name == "MAE"
-            assert outcome.performance.delta == metrics.regression.mae_delta
+            assert outcome.performance.change == metrics.regression.mae
     blocked = next(m for m in scale.models if m.urn == FRAUD_MODEL_URN)
     assert blocked.verdict == Verdict.BLOCK
     fraud = recorded[FRAUD_MODEL_URN]
@@ -171,8 +171,9 @@ def test_changes_are_assessed_with_an_evidence_run_each(combined: tuple[CliRun, 
         fraud.metrics.flip_rate_ci_high,
     )
     performance = blocked.performance
-    assert performance.name == "AUC" and performance.delta == fraud.metrics.auc_delta
-    assert performance.delta_ci_high is not None and performance.delta_ci_high < 0  # a credible drop
+    assert fraud.metrics.binary is not None
+    assert performance.name == "AUC" and performance.change == fraud.metrics.binary.auc
+    assert performance.change.ci_high < 0  # a credible drop
     assert blocked.failures == 0 and blocked.rows == fraud.metrics.n
     rounded = next(m for m in round_.models if m.urn == FRAUD_MODEL_URN)
     assert rounded.verdict == Verdict.PASS and rounded.flip_rate is not None and rounded.flip_rate.value == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from policies import Verdict
+from policies import PairedChange, Verdict
 from tools.changes.markdown import COMMENT_LIMIT, MARKER, render_markdown
 from tools.changes.result import (
     CheckResult,
@@ -32,12 +32,9 @@ def fraud(verdict: Verdict, flip: float, after: float) -> ModelOutcome:
         flip_rate=Interval(value=flip, low=flip - 0.011, high=flip + 0.012),
         performance=MetricChange(
             name="AUC",
-            before=0.912,
-            after=after,
-            delta=after - 0.912,
-            delta_ci_low=-0.1854,
-            delta_ci_high=-0.1601,
-            p_value=1e-9,
+            change=PairedChange(
+                baseline=0.912, mutated=after, delta=after - 0.912, ci_low=-0.1854, ci_high=-0.1601, p_value=1e-9
+            ),
         ),
         failures=0,
         failure_rate=0.0,
@@ -87,7 +84,9 @@ def sample(home: Path) -> CheckResult:
         verdict=Verdict.WARNING,
         reasons=["MAE rose 12%"],
         task="regression",
-        performance=MetricChange(name="MAE", before=1.5, after=1.68, delta=0.18, delta_ci_low=0.1, delta_ci_high=0.26),
+        performance=MetricChange(
+            name="MAE", change=PairedChange(baseline=1.5, mutated=1.68, delta=0.18, ci_low=0.1, ci_high=0.26)
+        ),
         failures=3,
         failure_rate=3 / 900,
         rows=900,

@@ -97,7 +97,7 @@ def test_single_positive_matches_metrics_rule(tmp_path: Path, spy: list[str]) ->
     y[:] = 0
     y[0] = 1
     write_plots(tmp_path, "m", y, baseline, mutated, failed)
-    assert compute_metrics(y, baseline, mutated, failed).auc_baseline is None  # the report says n/a ...
+    assert compute_metrics(y, baseline, mutated, failed).binary.auc is None  # the report says n/a ...
     assert spy and spy[0].startswith("1 positive and 299 negative")  # ... and the plot agrees
 
 
@@ -147,7 +147,7 @@ def test_roc_auc_matches_sklearn_and_metrics_with_ties_and_negatives() -> None:
         assert (fpr[0], tpr[0], fpr[-1], tpr[-1]) == (0.0, 0.0, 1.0, 1.0)
         assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
     metrics = compute_metrics(y, tied, tied, np.zeros(3_000, dtype=bool))
-    assert roc_points(y, tied)[2] == pytest.approx(metrics.auc_baseline, abs=1e-12)
+    assert roc_points(y, tied)[2] == pytest.approx(metrics.binary.auc.baseline, abs=1e-12)
 
 
 def test_thin_curve_keeps_ends_and_limits_points() -> None:

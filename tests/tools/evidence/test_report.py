@@ -147,12 +147,14 @@ def test_block_report_has_verdict_reasons_and_every_metric(block_evidence: Evide
     assert m is not None and model.verdict is Verdict.BLOCK
     assert m.flip_rate is not None and m.flip_rate_ci_low is not None and m.flip_rate_ci_high is not None
     assert text.startswith("# Provenance impact report: BLOCK\n")
+    b = m.binary
+    assert b is not None and b.auc is not None
     expected = [
         f"| Rows (n) | {m.n:,} |",
-        f"{m.positives:,} / {m.negatives:,}",
-        f"{m.auc_baseline:.3f} → {m.auc_mutated:.3f}",
-        f"{m.auc_delta:+.4f} ({m.auc_delta_ci_low:+.4f} to {m.auc_delta_ci_high:+.4f})",
-        f"| ΔAUC p-value (paired DeLong) | {pvalue(m.auc_p_value)} |",
+        f"{b.positives:,} / {b.negatives:,}",
+        f"{b.auc.baseline:.3f} → {b.auc.mutated:.3f}",
+        f"{b.auc.delta:+.4f} ({b.auc.ci_low:+.4f} to {b.auc.ci_high:+.4f})",
+        f"| ΔAUC p-value (paired DeLong) | {pvalue(b.auc.p_value)} |",
         f"{m.flip_rate * 100:.2f}% ({m.flip_rate_ci_low * 100:.2f}% to {m.flip_rate_ci_high * 100:.2f}%)",
         f"{m.flips:,} of {m.n_scored:,} rows",
         f"{m.prob_shift_mean:.4f} / {m.prob_shift_p95:.4f} / {m.prob_shift_max:.4f}",
@@ -338,22 +340,22 @@ def section(text: str, name: str) -> str:
 def test_regression_report_shows_errors_moved_share_and_no_auc() -> None:
     metrics = task_examples.regression_metrics()
     r = metrics.regression
-    assert r is not None and r.mae_delta_relative is not None
+    assert r is not None and r.mae.relative is not None
     model = task_model("review_time", metrics)
     model.plots = {"fit": "review_time-fit.png", "change": "review_time-change.png"}
     text = render_report(evidence_for([model], not_tested=[]))
     assert "AUC" not in text and "ROC" not in text  # nothing of a classifier for a regressor
     expected = [
-        f"| MAE baseline → mutated | {r.mae_baseline:.4f} → {r.mae_mutated:,.0f} |",
-        f"| ΔMAE, 95.0% CI (paired) | {r.mae_delta:+,.0f} ({r.mae_delta_ci_low:+,.0f} to {r.mae_delta_ci_high:+,.0f}); "
-        f"{r.mae_delta_relative * 100:+.1f}% of the baseline MAE |",
-        f"| RMSE baseline → mutated | {r.rmse_baseline:.3f} → {r.rmse_mutated:,.0f} |",
+        f"| MAE baseline → mutated | {r.mae.baseline:.4f} → {r.mae.mutated:,.0f} |",
+        f"| ΔMAE, 95.0% CI (paired) | {r.mae.delta:+,.0f} ({r.mae.ci_low:+,.0f} to {r.mae.ci_high:+,.0f}); "
+        f"{r.mae.relative * 100:+.1f}% of the baseline MAE |",
+        f"| RMSE baseline → mutated | {r.rmse.baseline:.3f} → {r.rmse.mutated:,.0f} |",
         f"{r.moved_share * 100:.2f}% ({r.moved_share_ci_low * 100:.2f}% to {r.moved_share_ci_high * 100:.2f}%); "
         f"{r.moved:,} of {metrics.n_scored:,} rows changed by more than {r.tolerance:.4f}",
         f"| Tolerance basis | {r.tolerance_basis} (baseline prediction std {r.baseline_prediction_std:.3f}) |",
         f"| Prediction PSI | {r.prediction_psi:.3f} |",
         "| Model | Task | Verdict | Quality baseline → mutated | Change, 95.0% CI | Changed predictions | PSI |",
-        f"| review\\_time | regression | **BLOCK** | MAE {r.mae_baseline:.4f} → {r.mae_mutated:,.0f} |",
+        f"| review\\_time | regression | **BLOCK** | MAE {r.mae.baseline:.4f} → {r.mae.mutated:,.0f} |",
         "![Predicted vs actual](review_time-fit.png)",
         "![Prediction change](review_time-change.png)",
     ]
@@ -374,11 +376,11 @@ def test_multiclass_report_shows_flips_accuracy_macro_f1_and_each_class() -> Non
     expected = [
         f"{metrics.flip_rate * 100:.2f}% ({metrics.flip_rate_ci_low * 100:.2f}% to "  # type: ignore[operator]
         f"{metrics.flip_rate_ci_high * 100:.2f}%); {metrics.flips:,} of {metrics.n_scored:,} rows",  # type: ignore[operator]
-        f"| Accuracy baseline → mutated | {mc.accuracy_baseline * 100:.2f}% → {mc.accuracy_mutated * 100:.2f}% |",
-        f"| ΔAccuracy, 95.0% CI (paired) | {mc.accuracy_delta * 100:+.2f} pp ({mc.accuracy_delta_ci_low * 100:+.2f} pp "
-        f"to {mc.accuracy_delta_ci_high * 100:+.2f} pp) |",
-        f"| Macro-F1 baseline → mutated | {mc.macro_f1_baseline:.4f} → {mc.macro_f1_mutated:.4f} |",
-        f"{mc.macro_f1_delta:+.4f} ({mc.macro_f1_delta_ci_low:+.4f} to {mc.macro_f1_delta_ci_high:+.4f})",
+        f"| Accuracy baseline → mutated | {mc.accuracy.baseline * 100:.2f}% → {mc.accuracy.mutated * 100:.2f}% |",
+        f"| ΔAccuracy, 95.0% CI (paired) | {mc.accuracy.delta * 100:+.2f} pp ({mc.accuracy.ci_low * 100:+.2f} pp "
+        f"to {mc.accuracy.ci_high * 100:+.2f} pp) |",
+        f"| Macro-F1 baseline → mutated | {mc.macro_f1.baseline:.4f} → {mc.macro_f1.mutated:.4f} |",
+        f"{mc.macro_f1.delta:+.4f} ({mc.macro_f1.ci_low:+.4f} to {mc.macro_f1.ci_high:+.4f})",
         f"| Worst class flip rate | `high`: {mc.per_class_flip_rate['high'] * 100:.2f}% |",
         f"| Largest class PSI | `medium`: {mc.per_class_psi['medium']:.3f} |",
     ]

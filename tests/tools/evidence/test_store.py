@@ -167,15 +167,30 @@ def test_foreign_schema_version(tmp_path: Path) -> None:
     raw = json.loads((folder / EVIDENCE_FILE).read_text())
     raw["schema_version"] = "provenance.evidence/99"
     (folder / EVIDENCE_FILE).write_text(json.dumps(raw))
-    message = f"has schema 'provenance.evidence/99'; this Provenance reads {SCHEMA_VERSION}"
+    message = f"has schema 'provenance.evidence/99'; this Provenance reads provenance.evidence/1, {SCHEMA_VERSION}"
     with pytest.raises(EvidenceError, match=re.escape(message)):
         read_evidence(tmp_path, folder.name)
+
+
+def test_a_run_written_with_flat_metrics_schema_1_reads_in_todays_shape(tmp_path: Path) -> None:
+    evidence = make_evidence()
+    folder = write_run(tmp_path, evidence)
+    raw = json.loads((folder / EVIDENCE_FILE).read_text())
+    for model in raw["models"]:  # what /1 wrote: the binary section's numbers as top-level fields
+        binary = model["metrics"].pop("binary")
+        auc = binary["auc"]
+        model["metrics"] |= {"positives": binary["positives"], "negatives": binary["negatives"]}
+        model["metrics"] |= {"auc_baseline": auc["baseline"], "auc_mutated": auc["mutated"], "auc_delta": auc["delta"]}
+        model["metrics"] |= {"auc_delta_ci_low": auc["ci_low"], "auc_delta_ci_high": auc["ci_high"]}
+        model["metrics"] |= {"auc_p_value": auc["p_value"]}
+    (folder / EVIDENCE_FILE).write_text(json.dumps(raw | {"schema_version": "provenance.evidence/1"}))
+    assert read_evidence(tmp_path, folder.name) == evidence
 
 
 def test_json_that_does_not_match_the_schema(tmp_path: Path) -> None:
     folder = write_run(tmp_path, make_evidence())
     (folder / EVIDENCE_FILE).write_text(json.dumps({"schema_version": SCHEMA_VERSION, "run_id": 3}))
-    with pytest.raises(EvidenceError, match=r"does not match provenance\.evidence/1: \d+ problems"):
+    with pytest.raises(EvidenceError, match=r"does not match provenance\.evidence/2: \d+ problems"):
         read_evidence(tmp_path, folder.name)
 
 

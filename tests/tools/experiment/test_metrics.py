@@ -166,7 +166,11 @@ def test_compute_metrics_matches_the_parts() -> None:
     y, base, mut = scored()
     m = compute_metrics(y, base, mut, np.zeros(len(y), dtype=bool), threshold=0.5)
     d = delong_paired(y, base, mut)
-    assert (m.auc_baseline, m.auc_mutated, m.auc_delta, m.auc_p_value) == (d.auc_a, d.auc_b, d.delta, d.p_value)
+    assert m.binary is not None and m.binary.auc is not None
+    a = m.binary.auc
+    assert (a.baseline, a.mutated, a.delta, a.ci_low, a.ci_high, a.p_value) == (
+        d.auc_a, d.auc_b, d.delta, d.ci_low, d.ci_high, d.p_value
+    )  # fmt: skip
     flips = int(((base >= 0.5) != (mut >= 0.5)).sum())
     assert m.flips == flips and m.flip_rate == flips / len(y)
     assert (m.flip_rate_ci_low, m.flip_rate_ci_high) == wilson_interval(flips, len(y))
@@ -174,7 +178,9 @@ def test_compute_metrics_matches_the_parts() -> None:
     assert m.prob_shift_mean == pytest.approx(shift.mean()) and m.prob_shift_max == shift.max()
     assert m.prob_shift_p95 == pytest.approx(np.percentile(shift, 95))
     assert m.psi == psi(base, mut)
-    assert (m.n, m.positives, m.negatives, m.n_scored, m.failures) == (len(y), y.sum(), len(y) - y.sum(), len(y), 0)
+    assert (m.n, m.binary.positives, m.binary.negatives, m.n_scored, m.failures) == (
+        len(y), y.sum(), len(y) - y.sum(), len(y), 0
+    )  # fmt: skip
     assert "DeLong paired (Sun & Xu 2014 fast algorithm" in m.methods["auc"] and "Wilson" in m.methods["flip_rate"]
 
 
@@ -189,9 +195,12 @@ def test_failed_rows_are_excluded_and_counted() -> None:
     ok = np.arange(len(y)) > 30
     clean = compute_metrics(y[ok], base[ok], mut[ok], np.zeros(ok.sum(), dtype=bool))
     assert m.failures == 31 and m.failure_rate == 31 / len(y) and m.n_scored == len(y) - 31
-    assert (m.positives, m.n) == (y.sum(), len(y))  # class counts describe the evaluation data, all rows
-    for field in ("auc_baseline", "auc_mutated", "auc_delta", "auc_p_value", "flips", "flip_rate", "psi",
-                  "prob_shift_mean", "prob_shift_p95", "prob_shift_max"):  # fmt: skip
+    assert m.binary is not None and (m.binary.positives, m.n) == (
+        y.sum(),
+        len(y),
+    )  # class counts describe the evaluation data, all rows
+    assert clean.binary is not None and m.binary.auc == clean.binary.auc
+    for field in ("flips", "flip_rate", "psi", "prob_shift_mean", "prob_shift_p95", "prob_shift_max"):
         assert getattr(m, field) == getattr(clean, field), field
 
 
@@ -199,13 +208,13 @@ def test_all_rows_failed() -> None:
     y, base, mut = scored(50)
     m = compute_metrics(y, base, mut, np.ones(50, dtype=bool))
     assert m.failure_rate == 1.0 and m.n_scored == 0 and m.flips == 0
-    assert m.auc_baseline is None and m.auc_delta is None and m.flip_rate is None and m.psi is None
+    assert m.binary is not None and m.binary.auc is None and m.flip_rate is None and m.psi is None
 
 
 def test_one_class_among_scored_rows_gives_no_auc() -> None:
     y, base, mut = scored(100)
     m = compute_metrics(y, base, mut, y == 1)  # every positive failed
-    assert m.auc_baseline is None and m.auc_p_value is None
+    assert m.binary is not None and m.binary.auc is None
     assert m.flip_rate is not None and m.failures == y.sum()
 
 

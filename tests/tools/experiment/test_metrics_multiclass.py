@@ -46,10 +46,10 @@ def test_point_values_match_sklearn(seed: int) -> None:
     y, base, mut = multiclass_case(3000, seed)
     m, mc, _, flipped = measure(y, base, mut)
     pred_b, pred_m = np.array(CLASSES)[base.argmax(1)], np.array(CLASSES)[mut.argmax(1)]
-    assert mc.accuracy_baseline == pytest.approx(accuracy_score(y, pred_b))
-    assert mc.accuracy_mutated == pytest.approx(accuracy_score(y, pred_m))
-    assert mc.macro_f1_baseline == pytest.approx(f1_score(y, pred_b, average="macro"), rel=1e-12)
-    assert mc.macro_f1_mutated == pytest.approx(f1_score(y, pred_m, average="macro"), rel=1e-12)
+    assert mc.accuracy.baseline == pytest.approx(accuracy_score(y, pred_b))
+    assert mc.accuracy.mutated == pytest.approx(accuracy_score(y, pred_m))
+    assert mc.macro_f1.baseline == pytest.approx(f1_score(y, pred_b, average="macro"), rel=1e-12)
+    assert mc.macro_f1.mutated == pytest.approx(f1_score(y, pred_m, average="macro"), rel=1e-12)
     assert m.flips == int((pred_b != pred_m).sum()) == int(flipped.sum()) and m.flip_rate == m.flips / 3000
     ci = binomtest(m.flips, 3000).proportion_ci(confidence_level=0.95, method="wilson")
     assert (m.flip_rate_ci_low, m.flip_rate_ci_high) == pytest.approx((ci.low, ci.high))
@@ -57,7 +57,7 @@ def test_point_values_match_sklearn(seed: int) -> None:
     assert m.psi == max(mc.per_class_psi.values())
     shift = np.abs(mut - base).max(axis=1)
     assert (m.prob_shift_mean, m.prob_shift_max) == pytest.approx((shift.mean(), shift.max()))
-    assert (m.task, m.positives, m.negatives, m.auc_baseline) == ("multiclass", 0, 0, None)
+    assert (m.task, m.binary) == ("multiclass", None)
 
 
 def test_per_class_flip_rate_by_hand() -> None:
@@ -78,8 +78,8 @@ def test_accuracy_interval_matches_the_paired_t_interval(seed: int) -> None:
     correct_m = (np.array(CLASSES)[mut.argmax(1)] == y).astype(float)
     ci = ttest_rel(correct_m, correct_b).confidence_interval(0.95)
     width = ci.high - ci.low
-    assert mc.accuracy_delta_ci_low == pytest.approx(ci.low, abs=1e-3 * width)
-    assert mc.accuracy_delta_ci_high == pytest.approx(ci.high, abs=1e-3 * width)
+    assert mc.accuracy.ci_low == pytest.approx(ci.low, abs=1e-3 * width)
+    assert mc.accuracy.ci_high == pytest.approx(ci.high, abs=1e-3 * width)
 
 
 def loop_bootstrap_f1_delta(y: np.ndarray, pred_b: np.ndarray, pred_m: np.ndarray, resamples: int) -> np.ndarray:
@@ -101,9 +101,9 @@ def test_macro_f1_interval_matches_an_explicit_row_bootstrap() -> None:
     loop = loop_bootstrap_f1_delta(y, pred_b, pred_m, 500)  # sklearn in a loop: ~2 ms a resample
     low, high = np.quantile(loop, [0.025, 0.975])
     spread = float(loop.std())
-    assert mc.macro_f1_delta_ci_low == pytest.approx(low, abs=0.35 * spread)
-    assert mc.macro_f1_delta_ci_high == pytest.approx(high, abs=0.35 * spread)
-    assert mc.macro_f1_delta_ci_low < mc.macro_f1_delta < mc.macro_f1_delta_ci_high
+    assert mc.macro_f1.ci_low == pytest.approx(low, abs=0.35 * spread)
+    assert mc.macro_f1.ci_high == pytest.approx(high, abs=0.35 * spread)
+    assert mc.macro_f1.ci_low < mc.macro_f1.delta < mc.macro_f1.ci_high
     assert BOOTSTRAP_RESAMPLES >= 1000
 
 
@@ -111,14 +111,14 @@ def test_bootstrap_is_seeded() -> None:
     y, base, mut = multiclass_case(1000, 5)
     assert measure(y, base, mut, seed=3)[1] == measure(y, base, mut, seed=3)[1]
     other = measure(y, base, mut, seed=4)[1]
-    assert other.macro_f1_delta_ci_low != measure(y, base, mut, seed=3)[1].macro_f1_delta_ci_low
+    assert other.macro_f1.ci_low != measure(y, base, mut, seed=3)[1].macro_f1.ci_low
 
 
 def test_unchanged_model_has_zero_change_and_zero_width_intervals() -> None:
     y, base, _ = multiclass_case(500, 6)
     m, mc, _, _ = measure(y, base, base.copy())
-    assert m.flips == 0 and (mc.accuracy_delta, mc.accuracy_delta_ci_low, mc.accuracy_delta_ci_high) == (0, 0, 0)
-    assert (mc.macro_f1_delta, mc.macro_f1_delta_ci_low, mc.macro_f1_delta_ci_high) == (0, 0, 0)
+    assert m.flips == 0 and (mc.accuracy.delta, mc.accuracy.ci_low, mc.accuracy.ci_high) == (0, 0, 0)
+    assert (mc.macro_f1.delta, mc.macro_f1.ci_low, mc.macro_f1.ci_high) == (0, 0, 0)
 
 
 def test_labels_compare_as_strings_and_unknown_labels_are_always_wrong() -> None:
@@ -127,9 +127,9 @@ def test_labels_compare_as_strings_and_unknown_labels_are_always_wrong() -> None
     assert labels == ["0", "1", "2", "7"] and codes.tolist() == [0, 1, 2, 2, 3]
     probs = np.eye(3)[[0, 1, 2, 2, 2]]
     m, _, _ = compute_multiclass_metrics(y_int, probs, probs, np.zeros(5, dtype=bool), [0, 1, 2])
-    assert m.multiclass is not None and m.multiclass.accuracy_baseline == pytest.approx(0.8)
+    assert m.multiclass is not None and m.multiclass.accuracy.baseline == pytest.approx(0.8)
     expected = f1_score(y_int.astype(str), np.array(["0", "1", "2", "2", "2"]), average="macro", zero_division=0)
-    assert m.multiclass.macro_f1_baseline == pytest.approx(expected)
+    assert m.multiclass.macro_f1.baseline == pytest.approx(expected)
 
 
 def test_many_classes_take_the_sparse_cell_path() -> None:
@@ -145,7 +145,7 @@ def test_many_classes_take_the_sparse_cell_path() -> None:
     )
     assert m.multiclass is not None
     pred_b = np.array(classes)[logits.argmax(1)]
-    assert m.multiclass.macro_f1_baseline == pytest.approx(
+    assert m.multiclass.macro_f1.baseline == pytest.approx(
         f1_score(np.array(classes)[truth], pred_b, average="macro", zero_division=0)
     )
 

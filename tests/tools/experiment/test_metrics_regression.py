@@ -33,15 +33,15 @@ def measure(y: np.ndarray, base: np.ndarray, mut: np.ndarray, **kwargs: float): 
 def test_point_values_match_sklearn(seed: int) -> None:
     y, base, mut = regression_case(3000, seed)
     m, r, _, _ = measure(y, base, mut)
-    assert r.mae_baseline == pytest.approx(mean_absolute_error(y, base), rel=1e-12)
-    assert r.mae_mutated == pytest.approx(mean_absolute_error(y, mut), rel=1e-12)
-    assert r.rmse_baseline == pytest.approx(math.sqrt(mean_squared_error(y, base)), rel=1e-12)
-    assert r.rmse_mutated == pytest.approx(math.sqrt(mean_squared_error(y, mut)), rel=1e-12)
-    assert r.mae_delta == pytest.approx(r.mae_mutated - r.mae_baseline, abs=1e-12)
-    assert r.mae_delta_relative == pytest.approx(r.mae_delta / r.mae_baseline)
-    assert r.rmse_delta_relative == pytest.approx(r.rmse_delta / r.rmse_baseline)
+    assert r.mae.baseline == pytest.approx(mean_absolute_error(y, base), rel=1e-12)
+    assert r.mae.mutated == pytest.approx(mean_absolute_error(y, mut), rel=1e-12)
+    assert r.rmse.baseline == pytest.approx(math.sqrt(mean_squared_error(y, base)), rel=1e-12)
+    assert r.rmse.mutated == pytest.approx(math.sqrt(mean_squared_error(y, mut)), rel=1e-12)
+    assert r.mae.delta == pytest.approx(r.mae.mutated - r.mae.baseline, abs=1e-12)
+    assert r.mae.relative == pytest.approx(r.mae.delta / r.mae.baseline)
+    assert r.rmse.relative == pytest.approx(r.rmse.delta / r.rmse.baseline)
     assert r.prediction_psi == psi(base, mut) == m.psi
-    assert (m.task, m.flips, m.flip_rate, m.auc_delta, m.prob_shift_mean) == ("regression", 0, None, None, None)
+    assert (m.task, m.flips, m.flip_rate, m.binary, m.prob_shift_mean) == ("regression", 0, None, None, None)
     assert "paired-difference normal" in m.methods["mae_delta"] and "delta method" in m.methods["rmse_delta"]
 
 
@@ -52,8 +52,8 @@ def test_mae_interval_matches_the_paired_t_interval(seed: int) -> None:
     # ttest_rel's interval is the paired t interval of the mean difference; at n = 20 000 t and z agree to 1e-4
     ci = ttest_rel(np.abs(mut - y), np.abs(base - y)).confidence_interval(0.95)
     width = ci.high - ci.low
-    assert r.mae_delta_ci_low == pytest.approx(ci.low, abs=1e-3 * width)
-    assert r.mae_delta_ci_high == pytest.approx(ci.high, abs=1e-3 * width)
+    assert r.mae.ci_low == pytest.approx(ci.low, abs=1e-3 * width)
+    assert r.mae.ci_high == pytest.approx(ci.high, abs=1e-3 * width)
 
 
 def loop_bootstrap_rmse_delta(y: np.ndarray, base: np.ndarray, mut: np.ndarray, resamples: int) -> np.ndarray:
@@ -70,7 +70,7 @@ def loop_bootstrap_rmse_delta(y: np.ndarray, base: np.ndarray, mut: np.ndarray, 
 def test_rmse_interval_matches_paired_bootstraps(seed: int) -> None:
     y, base, mut = regression_case(2000, seed)
     _, r, _, _ = measure(y, base, mut)
-    width = r.rmse_delta_ci_high - r.rmse_delta_ci_low
+    width = r.rmse.ci_high - r.rmse.ci_low
     loop = np.quantile(loop_bootstrap_rmse_delta(y, base, mut, 2000), [0.025, 0.975])
 
     def statistic(yy: np.ndarray, bb: np.ndarray, mm: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -81,8 +81,8 @@ def test_rmse_interval_matches_paired_bootstraps(seed: int) -> None:
         rng=np.random.default_rng(7),
     ).confidence_interval  # fmt: skip
     for low, high in (loop, (scipy_ci.low, scipy_ci.high)):
-        assert r.rmse_delta_ci_low == pytest.approx(low, abs=0.1 * width)
-        assert r.rmse_delta_ci_high == pytest.approx(high, abs=0.1 * width)
+        assert r.rmse.ci_low == pytest.approx(low, abs=0.1 * width)
+        assert r.rmse.ci_high == pytest.approx(high, abs=0.1 * width)
 
 
 def test_mae_interval_matches_a_paired_bootstrap_too() -> None:
@@ -90,9 +90,9 @@ def test_mae_interval_matches_a_paired_bootstrap_too() -> None:
     _, r, _, _ = measure(y, base, mut)
     diff = np.abs(mut - y) - np.abs(base - y)
     ci = bootstrap((diff,), np.mean, n_resamples=2000, method="percentile", rng=np.random.default_rng(3))
-    width = r.mae_delta_ci_high - r.mae_delta_ci_low
-    assert r.mae_delta_ci_low == pytest.approx(ci.confidence_interval.low, abs=0.1 * width)
-    assert r.mae_delta_ci_high == pytest.approx(ci.confidence_interval.high, abs=0.1 * width)
+    width = r.mae.ci_high - r.mae.ci_low
+    assert r.mae.ci_low == pytest.approx(ci.confidence_interval.low, abs=0.1 * width)
+    assert r.mae.ci_high == pytest.approx(ci.confidence_interval.high, abs=0.1 * width)
 
 
 def test_moved_share_by_hand() -> None:
@@ -116,8 +116,8 @@ def test_moved_share_by_hand() -> None:
 def test_unchanged_predictions_have_zero_deltas_and_intervals() -> None:
     y, base, _ = regression_case(500, 4)
     _, r, _, moved = measure(y, base, base.copy())
-    assert (r.mae_delta, r.mae_delta_ci_low, r.mae_delta_ci_high) == (0.0, 0.0, 0.0)
-    assert (r.rmse_delta, r.rmse_delta_ci_low, r.rmse_delta_ci_high) == (0.0, 0.0, 0.0)
+    assert (r.mae.delta, r.mae.ci_low, r.mae.ci_high) == (0.0, 0.0, 0.0)
+    assert (r.rmse.delta, r.rmse.ci_low, r.rmse.ci_high) == (0.0, 0.0, 0.0)
     assert r.moved == 0 and not moved.any() and r.prediction_psi == 0.0
 
 
@@ -125,9 +125,9 @@ def test_a_perfect_baseline_has_no_relative_change_but_a_finite_interval() -> No
     y = np.linspace(0, 100, 300)
     mut = y + np.where(np.arange(300) % 2 == 0, 5.0, 0.0)
     _, r, _, _ = measure(y, y.copy(), mut)
-    assert r.mae_baseline == 0.0 and r.mae_delta_relative is None and r.rmse_delta_relative is None
-    assert r.mae_delta == pytest.approx(2.5) and r.mae_delta_ci_low > 0
-    assert r.rmse_delta == pytest.approx(math.sqrt(12.5)) and math.isfinite(r.rmse_delta_ci_low)
+    assert r.mae.baseline == 0.0 and r.mae.relative is None and r.rmse.relative is None
+    assert r.mae.delta == pytest.approx(2.5) and r.mae.ci_low > 0
+    assert r.rmse.delta == pytest.approx(math.sqrt(12.5)) and math.isfinite(r.rmse.ci_low)
 
 
 def test_failures_are_counted_and_excluded() -> None:

@@ -207,7 +207,9 @@ def test_two_million_parquet_rows_are_assessed_on_a_recorded_sample(seeded_templ
     assert sampling.achieved_flip_half_width is not None and sampling.achieved_flip_half_width <= 0.005
     half = (evidence.metrics.flip_rate_ci_high - evidence.metrics.flip_rate_ci_low) / 2  # type: ignore[operator]
     assert sampling.achieved_flip_half_width == pytest.approx(half)
-    assert evidence.metrics.auc_delta_ci_low is not None  # both classes present: AUC and DeLong defined
+    assert (
+        evidence.metrics.binary is not None and evidence.metrics.binary.auc is not None
+    )  # both classes present: AUC and DeLong defined
     assert prepared.data_key.endswith(f":sample:{sampling.seed}:{sampling.rows_used}")
 
 

@@ -85,7 +85,7 @@ def assess_regression(op: str, params: dict[str, object]):  # type: ignore[no-un
 def test_scale_makes_a_regressor_useless_and_blocks() -> None:
     m = assess_regression("scale", {"factor": 100})
     assert m.task == "regression" and m.regression is not None
-    assert m.regression.mae_delta_ci_low > 0 and m.regression.moved_share > 0.9
+    assert m.regression.mae.ci_low > 0 and m.regression.moved_share > 0.9
     decision = evaluate(m, POLICY)
     assert decision.verdict is Verdict.BLOCK
     assert {"mae_increase_block", "rmse_increase_block", "moved_share_block", "prediction_psi_block"} <= codes(m)
@@ -116,7 +116,7 @@ def test_an_unseen_category_breaks_a_multiclass_model() -> None:
     )  # fmt: skip
     assert m.task == "multiclass" and m.multiclass is not None and m.multiclass.classes == ["basic", "plus", "premium"]
     assert m.flip_rate is not None and m.flip_rate > POLICY.multiclass.flip_rate.block  # type: ignore[union-attr]
-    assert m.multiclass.accuracy_delta_ci_high < -0.03
+    assert m.multiclass.accuracy.ci_high < -0.03
     assert evaluate(m, POLICY).verdict is Verdict.BLOCK
     assert {"flip_rate_block", "accuracy_drop_block", "macro_f1_drop_block"} <= codes(m)
     # the same numbers when the labels' codes and the segment groups were prepared beforehand (as assess does)

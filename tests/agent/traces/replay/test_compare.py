@@ -33,10 +33,13 @@ def differences(recorded: ModelMetrics, now: ModelMetrics) -> list[str]:
     return [d.subject for d in comparer.differences]
 
 
-def regression(**changes: object) -> ModelMetrics:
+def regression(mae_delta: float | None = None, **changes: object) -> ModelMetrics:
     metrics = task_examples.regression_metrics(segments=task_examples.segments("moved_share"))
-    assert metrics.regression is not None
-    return metrics.model_copy(update={"regression": metrics.regression.model_copy(update=changes)})
+    r = metrics.regression
+    assert r is not None
+    if mae_delta is not None:
+        changes["mae"] = r.mae.model_copy(update={"delta": mae_delta})
+    return metrics.model_copy(update={"regression": r.model_copy(update=changes)})
 
 
 def test_identical_metrics_of_every_task_reproduce() -> None:
@@ -52,7 +55,7 @@ def test_a_changed_regression_metric_is_named_by_its_path() -> None:
     recorded = regression()
     assert differences(recorded, regression(mae_delta=1842.3845 + FLOAT_ABS_TOL / 10)) == []  # within tolerance
     assert differences(recorded, regression(mae_delta=1843.0, tolerance_basis="0.2 x baseline prediction std")) == [
-        "model review_time · metric regression.mae_delta",
+        "model review_time · metric regression.mae.delta",
         "model review_time · metric regression.tolerance_basis",
     ]
 
@@ -85,9 +88,10 @@ def test_a_model_measured_as_another_task_is_a_difference() -> None:
     assert subjects[:3] == [
         "model review_time · task",
         "model review_time · metric n",
-        "model review_time · metric positives",
+        "model review_time · metric n_scored",
     ]
     assert "model review_time · metric task" in subjects and "model review_time · metric regression" in subjects
+    assert "model review_time · metric binary" in subjects  # measured as binary now, not before
     untyped = Comparer(live=False)  # a trace recorded before tasks has no task: not a difference by itself
     untyped.turn(turn(fraud_metrics()), turn(fraud_metrics(), "binary"))
     assert untyped.differences == []
