@@ -132,6 +132,7 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_inferred_cents_change_blocks_the_job(repo: Path, tmp_path: Path) -> None:
     (repo / "models" / "transactions.sql").write_text(CENTS_SQL)
     git(repo, "commit", "-qam", "amounts in cents")
@@ -167,6 +168,7 @@ def test_inferred_cents_change_blocks_the_job(repo: Path, tmp_path: Path) -> Non
     assert digest(repo / "catalog" / "catalog.db") == catalog_before  # a gate never writes to the catalog
 
 
+@pytest.mark.slow
 def test_a_given_changes_file_that_passes_passes_the_gate(repo: Path, tmp_path: Path) -> None:
     (repo / "CHANGES.yml").write_text(ROUND_CHANGES)
     run = run_in(repo, tmp_path, {"lite-file": "catalog/catalog.db", "changes": "CHANGES.yml"}, pull_request=False)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from agent.conversation import open_session
 from agent.traces.store import read_trace, trace_path
 from tools.catalog.calls import RECENT_CALLS
@@ -19,6 +21,7 @@ QUESTIONS = (
 )
 
 
+@pytest.mark.slow
 def test_each_runs_evidence_counts_its_own_calls_with_three_conversations_in_one_process(
     settings: ProvenanceSettings,
 ) -> None:

@@ -67,6 +67,7 @@ def test_postgres_tables_are_set_up_once_by_processes_starting_together(tmp_path
     assert not (tmp_path / "home" / "checkpoints.db").exists()
 
 
+@pytest.mark.slow
 def test_a_pending_approval_is_approved_from_another_process(seeded_home: Path, postgres_url: str) -> None:
     settings = ProvenanceSettings(provenance_home=seeded_home, provenance_database_url=postgres_url)
     before = catalog_write_count(settings.lite_db)
@@ -141,6 +142,7 @@ def test_an_unreachable_server_or_missing_database_is_a_clear_error(tmp_path: Pa
     assert isinstance(raised.value, ConnectionError)  # the CLI's failure exit code, like an unreachable catalog
 
 
+@pytest.mark.slow
 def test_the_cli_reports_a_bad_database_url_without_a_traceback(seeded_home: Path) -> None:
     for url, code in (("mysql://x/y", 2), (f"postgresql://u:secret@127.0.0.1:{_closed_port()}/db", 1)):
         env = runner_env(seeded_home, url)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import joblib
 import pandas as pd
+import pytest
 from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -75,6 +76,7 @@ def bind_slow_fraud_detector(home: Path, folder: Path) -> None:
     write_to_lite([MetadataChangeProposalWrapper(entityUrn=FRAUD_MODEL_URN, aspect=updated)], db)
 
 
+@pytest.mark.slow
 def test_a_catalog_question_is_answered_while_another_conversation_assesses(
     settings: ProvenanceSettings, tmp_path: Path
 ) -> None:
@@ -141,6 +143,7 @@ class Staggered:
         await self.inner.aclose()
 
 
+@pytest.mark.slow
 def test_measure_keeps_the_discovery_order_and_the_other_models_when_one_job_fails(
     settings: ProvenanceSettings,
 ) -> None:
@@ -177,6 +180,7 @@ def test_measure_keeps_the_discovery_order_and_the_other_models_when_one_job_fai
     assert {"m0-roc.png", "m2-shift.png"} <= staged and not any(name.startswith("m1") for name in staged)
 
 
+@pytest.mark.slow
 def test_worker_processes_reach_the_same_evidence_as_threads(settings: ProvenanceSettings) -> None:
     """PROVENANCE_EXECUTOR=process: the experiment runs in spawned workers (the job, its arguments and the model's
     evidence cross by pickling) and the run's verdict and numbers equal the thread pool's."""

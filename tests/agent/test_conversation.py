@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from agent.claims import run_claim
 from agent.conversation import TurnResult, open_session
@@ -51,6 +52,7 @@ def _assert_published_once(settings: ProvenanceSettings, run_id: str, writes_bef
     assert catalog_write_count(settings.lite_db) > writes_before
 
 
+@pytest.mark.slow
 def test_two_processes_approving_at_once_publish_once(seeded_home: Path, postgres_url: str) -> None:
     settings = ProvenanceSettings(provenance_home=seeded_home, provenance_database_url=postgres_url)
 
@@ -96,6 +98,7 @@ def _blocked_flock_waiters(lock: Path) -> int:
     return waiting
 
 
+@pytest.mark.slow
 def test_two_sessions_approving_at_once_on_sqlite_publish_once(settings: ProvenanceSettings) -> None:
     assert settings.database_url is None
 
@@ -137,6 +140,7 @@ def test_two_sessions_approving_at_once_on_sqlite_publish_once(settings: Provena
     _assert_published_once(settings, run_id, before)
 
 
+@pytest.mark.slow
 def test_publishing_a_published_run_again_writes_nothing(settings: ProvenanceSettings) -> None:
     from agent.nodes.approval import publish_run
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import AIMessage
 
 from agent.context import AgentContext
@@ -157,6 +158,7 @@ def test_the_approval_request_carries_the_change_tested_as_validated(settings: P
     assert outcome is not None and outcome.pending is not None and outcome.pending.change_tested == expected
 
 
+@pytest.mark.slow
 def test_non_allowlisted_or_out_of_bounds_plans_are_refused_with_the_reason(settings: ProvenanceSettings) -> None:
     cases = [
         (ExperimentPlan(op="drop_column", params={}), "unknown mutation operator 'drop_column'"),
@@ -181,6 +183,7 @@ def test_deterministic_planner_refuses_what_it_cannot_map(settings: ProvenanceSe
     assert "I could not run this" in first.answer and "Changes I can test" in first.answer
 
 
+@pytest.mark.slow
 def test_catalog_questions_are_answered_read_only(settings: ProvenanceSettings) -> None:
     before = catalog_write_count(settings.lite_db)
     first, _ = _run(settings, "What depends on payments.transactions.amount?")
@@ -190,6 +193,7 @@ def test_catalog_questions_are_answered_read_only(settings: ProvenanceSettings) 
     assert catalog_write_count(settings.lite_db) == before
 
 
+@pytest.mark.slow
 def test_publication_failure_keeps_evidence_and_publish_retries_without_duplicates(
     settings: ProvenanceSettings, seeded_home: Path
 ) -> None:

@@ -139,6 +139,7 @@ def test_importing_the_module_loads_no_provider() -> None:
 @pytest.mark.parametrize(
     ("command", "code"), [(["-m", "agent.cli", "ask", QUESTION], 2), (["-c", "import chainlit_app"], 1)]
 )
+@pytest.mark.slow
 def test_ask_and_the_chat_refuse_to_start_on_a_bad_model(tmp_path: Path, command: list[str], code: int) -> None:
     env = runner_env(tmp_path / "home", None) | {CHAT_MODEL_ENV: "gpt-4o-mini"}
     done = subprocess.run([sys.executable, *command], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
@@ -325,6 +326,7 @@ def test_a_reply_that_stays_malformed_raises_a_planner_error(openai_stub: OpenAI
     assert len(openai_stub.requests) == 2  # one retry, no more
 
 
+@pytest.mark.slow
 def test_a_timeout_raises_a_planner_error_that_names_it(openai_stub: OpenAIStub) -> None:
     for _ in range(1 + MAX_RETRIES):
         openai_stub.answer(ROUTE, delay_s=30)

@@ -8,6 +8,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent.service import assessment_service
 from seed.catalog import POSTGRES_TABLE_URN
 from tools.settings import ProvenanceSettings
@@ -26,6 +28,7 @@ def post(url: str, token: str, body: bytes) -> tuple[int, dict[str, Any]]:
         return exc.code, json.loads(exc.read())
 
 
+@pytest.mark.slow
 def test_the_service_assesses_refuses_and_checks_its_token(seeded_home: Path) -> None:
     settings = ProvenanceSettings(provenance_home=seeded_home)
     with assessment_service(settings, "secret") as service:

@@ -66,6 +66,7 @@ def _auc(labels: pd.Series, scores: np.ndarray) -> float:
     return float(roc_auc_score(labels.to_numpy(), scores))
 
 
+@pytest.mark.slow
 def test_artifact_metadata(artifacts: DemoArtifacts, eval_frame: pd.DataFrame) -> None:
     assert sorted(p.name for p in artifacts.out_dir.iterdir()) == sorted(ARTIFACT_FILES)
     assert artifacts.label_column == LABEL_COLUMN
@@ -179,6 +180,7 @@ def test_same_seed_is_byte_identical(artifacts: DemoArtifacts, tmp_path: Path) -
     assert again.review_eval_sha256 == artifacts.review_eval_sha256
 
 
+@pytest.mark.slow
 def test_retraining_in_place_keeps_files_untouched(tmp_path: Path) -> None:
     first = train_demo_models(tmp_path)
     before = {name: (tmp_path / name).stat().st_mtime_ns for name in ARTIFACT_FILES}
@@ -195,6 +197,7 @@ def test_different_seed_differs(artifacts: DemoArtifacts, tmp_path: Path) -> Non
     assert not generate_transactions(seed=7).equals(generate_transactions())
 
 
+@pytest.mark.slow
 def test_bytes_do_not_depend_on_the_process(artifacts: DemoArtifacts, tmp_path: Path) -> None:
     """Guards against hash-seed or import-order leaking into the pickles (in-process reruns can't see it)."""
     script = (

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from chainlit.context import init_http_context
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.types import Pagination, ThreadFilter
@@ -64,6 +65,7 @@ def _step(thread_id: str, step_id: str, kind: str, output: str, at: str) -> dict
     }
 
 
+@pytest.mark.slow
 def test_postgres_chat_history_is_shared_between_data_layers(tmp_path: Path, postgres_url: str) -> None:
     settings = ProvenanceSettings(provenance_home=tmp_path / "home", provenance_database_url=postgres_url)
     with ThreadPoolExecutor(3) as pool:  # chat processes starting together create the schema once, without errors
@@ -111,6 +113,7 @@ def test_postgres_chat_history_is_shared_between_data_layers(tmp_path: Path, pos
     assert [t["id"] for t in listed.data] == [thread_id] and author == "provenance"
 
 
+@pytest.mark.slow
 def test_the_chat_refuses_to_start_on_a_bad_database_url(tmp_path: Path) -> None:
     env = runner_env(tmp_path / "home", "postgresql://chat:secret@127.0.0.1:1/provenance")
     done = subprocess.run(

@@ -33,6 +33,7 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("decision", ["--approve", "--reject"])
+@pytest.mark.slow
 def test_pending_approval_survives_the_process(seeded_home: Path, decision: str) -> None:
     db = seeded_home / "catalog.db"
     before = catalog_write_count(db)
@@ -56,6 +57,7 @@ def test_pending_approval_survives_the_process(seeded_home: Path, decision: str)
     assert again.returncode == 2 and "no pending approval" in again.stderr
 
 
+@pytest.mark.slow
 def test_the_terminal_prompt_says_the_change_tested_before_asking(
     seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

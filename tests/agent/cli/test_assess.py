@@ -117,6 +117,7 @@ def cli_runs(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) ->
     pool.shutdown(wait=True, cancel_futures=True)  # queued runs no test waited for are dropped
 
 
+@pytest.mark.slow
 def test_scale_100_blocks_both_amount_models(cli_runs: dict[str, CliRun]) -> None:
     code, out, err = cli_runs["scale"].wait()
     assert code == 20, err
@@ -155,6 +156,7 @@ def test_scale_100_blocks_both_amount_models(cli_runs: dict[str, CliRun]) -> Non
         assert Path(plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_round_to_cents_passes(cli_runs: dict[str, CliRun], seeded_template: Path) -> None:
     # Honest PASS: the amounts are stored with two decimals already, so rounding to cents changes nothing.
     amounts = read_eval_frame(seeded_template / "demo" / "fraud_eval.csv")["txn_amount"]
@@ -172,6 +174,7 @@ def test_round_to_cents_passes(cli_runs: dict[str, CliRun], seeded_template: Pat
     assert Path(summary["evidence"]["json"]).is_file()
 
 
+@pytest.mark.slow
 def test_tampered_artifact_is_incomplete(cli_runs: dict[str, CliRun]) -> None:
     code, out, err = cli_runs["tampered"].wait()
     assert code == 30, err
@@ -305,6 +308,7 @@ def _by_name(result: AssessmentResult) -> dict[str, ModelEvidence]:
     return {m.name: m for m in result.evidence.models}
 
 
+@pytest.mark.slow
 def test_null_inject_tests_both_production_models(assessed: dict[str, AssessmentResult]) -> None:
     result = assessed["nulls"]
     models = _by_name(result)

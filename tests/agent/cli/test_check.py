@@ -119,6 +119,7 @@ def combined(cli_runs: dict[str, CliRun]) -> tuple[CliRun, CheckResult]:
     return run, result
 
 
+@pytest.mark.slow
 def test_each_entry_gets_its_verdict(combined: tuple[CliRun, CheckResult]) -> None:
     _run, result = combined
     summary = [(e.kind, e.field, e.op or e.change, e.verdict) for e in result.entries]
@@ -138,6 +139,7 @@ def test_each_entry_gets_its_verdict(combined: tuple[CliRun, CheckResult]) -> No
     assert result.policy.sha256 == digest(DEFAULT_POLICY_PATH)
 
 
+@pytest.mark.slow
 def test_changes_are_assessed_with_an_evidence_run_each(combined: tuple[CliRun, CheckResult]) -> None:
     run, result = combined
     scale, round_ = result.entries[:2]

@@ -52,6 +52,7 @@ def many_traces(home: Path, count: int = 2000) -> None:
         (folder / f"broken-{i:05d}.json").write_text("{not json")
 
 
+@pytest.mark.slow
 def test_broken_pipe_after_the_command_returned_keeps_its_exit_code(tmp_path: Path) -> None:
     # "[]" stays in stdout's buffer until main() flushes it: the command had returned 0, and that is the exit code.
     code, stderr = run_with_closed_reader(["traces", "--json"], tmp_path)
@@ -59,6 +60,7 @@ def test_broken_pipe_after_the_command_returned_keeps_its_exit_code(tmp_path: Pa
     assert code == 0, stderr
 
 
+@pytest.mark.slow
 def test_broken_pipe_while_printing_exits_1_quietly(tmp_path: Path) -> None:
     # The print itself fails inside the command: its own exit code is unknown, so 1 (never a PASS's 0).
     many_traces(tmp_path)
@@ -73,6 +75,7 @@ def test_broken_pipe_on_help_is_quiet(tmp_path: Path) -> None:
     assert code == 0, stderr
 
 
+@pytest.mark.slow
 def test_pipe_into_head_through_a_shell(tmp_path: Path) -> None:
     """The issue's own shape: `provenance traces --json | head -c 10`, the CLI's status read from PIPESTATUS."""
     many_traces(tmp_path)

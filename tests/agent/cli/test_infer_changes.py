@@ -68,6 +68,7 @@ def _run(
     return code, out, err
 
 
+@pytest.mark.slow
 def test_infers_the_change_file_through_the_demo_catalog(repo: GitRepo, seeded_home: Path, tmp_path: Path) -> None:
     output = tmp_path / "CHANGES.yml"
     done = _subprocess(seeded_home, "--repo", str(repo.root), "--base", "main~1", "--output", str(output))
@@ -100,6 +101,7 @@ def test_infers_the_change_file_through_the_demo_catalog(repo: GitRepo, seeded_h
     assert output.read_text().startswith("# Written by `provenance infer-changes")
 
 
+@pytest.mark.slow
 def test_stdout_and_json_outputs(repo: GitRepo, tmp_path: Path) -> None:
     # --dataset names the model's dataset, yet the catalog is still read for its schema: an empty home has none,
     # so every finding stays for review by hand, with the reason.

@@ -21,6 +21,7 @@ def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_lineage_json(seeded_home: Path) -> None:
     done = _run(seeded_home, "lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--json")
     assert done.returncode == 0, done.stderr

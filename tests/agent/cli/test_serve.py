@@ -15,6 +15,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from tools.catalog.serve_state import STATE_FILE
 
@@ -45,6 +47,7 @@ def _wait_for(path: Path, serve: subprocess.Popen[str], timeout: float = 90.0) -
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_template: Path, tmp_path: Path) -> None:
     served_home, cold_home = tmp_path / "served", tmp_path / "cold"
     for home in (served_home, cold_home):
@@ -105,6 +108,7 @@ def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_templ
     assert (cold_home / "logs" / "mcp-server-datahub.log").exists()
 
 
+@pytest.mark.slow
 def test_an_advertised_service_that_does_not_answer_means_assessing_here(seeded_template: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(seeded_template, home, ignore=shutil.ignore_patterns("logs", "mcp-home"))

@@ -195,6 +195,7 @@ _WORDS = (
 
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(), field=st.sampled_from(FIELDS))
+@pytest.mark.slow
 def test_never_raises_on_arbitrary_text(text: str, field: FieldContext) -> None:
     assert route(text).intent in Intent
     _check(plan(text, field))
@@ -202,6 +203,7 @@ def test_never_raises_on_arbitrary_text(text: str, field: FieldContext) -> None:
 
 @settings(max_examples=500, deadline=None)
 @given(words=st.lists(st.sampled_from(_WORDS), max_size=12), field=st.sampled_from(FIELDS))
+@pytest.mark.slow
 def test_never_raises_on_change_vocabulary(words: list[str], field: FieldContext) -> None:
     text = " ".join(words)
     assert route(text).intent in Intent

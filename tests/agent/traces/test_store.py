@@ -40,6 +40,7 @@ BAD_TRACES = {
 }
 
 
+@pytest.mark.slow
 def test_cli_replay_of_a_corrupt_or_foreign_trace_exits_2_with_a_message(tmp_path: Path) -> None:
     processes = {}
     for kind, (content, _) in BAD_TRACES.items():  # in parallel: each process mostly waits for its imports

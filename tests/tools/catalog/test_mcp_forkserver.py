@@ -64,6 +64,7 @@ def test_a_launch_is_refused_only_for_a_variable_read_at_import_time() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_forked_server_answers_and_dies_with_its_launcher(
     forkserver: tuple[subprocess.Popen[bytes], str], settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,6 +120,7 @@ def endpoint_and_spec(
     return embedded, spec
 
 
+@pytest.mark.slow
 def test_a_refused_launch_starts_cold_and_says_why(
     forkserver: tuple[subprocess.Popen[bytes], str], settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

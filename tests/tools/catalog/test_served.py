@@ -21,6 +21,7 @@ from tools.catalog.session import READ_TOOLS, WRITE_TOOLS, CatalogError, WriterS
 from tools.settings import ProvenanceSettings
 
 
+@pytest.mark.slow
 def test_the_reader_over_http_cannot_write_only_a_writer_session_can(settings: ProvenanceSettings) -> None:
     """As test_mcp_integration's stdio test: the served MCP server itself runs without its mutation tools."""
 

@@ -159,6 +159,7 @@ def test_thin_curve_keeps_ends_and_limits_points() -> None:
     assert thin_curve(short, short)[0] is short
 
 
+@pytest.mark.slow
 def test_concurrent_rendering_matches_sequential(tmp_path: Path) -> None:
     arrays = [synthetic(3_000, seed=s) for s in range(4)]
     sequential = tmp_path / "seq"

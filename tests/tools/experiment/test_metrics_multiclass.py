@@ -94,6 +94,7 @@ def loop_bootstrap_f1_delta(y: np.ndarray, pred_b: np.ndarray, pred_m: np.ndarra
     return out
 
 
+@pytest.mark.slow
 def test_macro_f1_interval_matches_an_explicit_row_bootstrap() -> None:
     y, base, mut = multiclass_case(800, 4, damage=1.5)
     _, mc, _, _ = measure(y, base, mut)

@@ -177,6 +177,7 @@ def test_a_change_carried_into_two_columns_mutates_both_and_never_the_baseline(d
         (FRAUD_DETECTOR, "merchant_category", "unseen_category", {"value": "crypto"}, 0.2),
     ],
 )
+@pytest.mark.slow
 def test_small_chunks_match_one_chunk(
     demo: Demo, model: str, column: str, op: str, params: dict[str, object], fraction: float
 ) -> None:

@@ -192,6 +192,7 @@ def _model(seeded_template: Path, eval_path: Path) -> AffectedModel:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_two_million_parquet_rows_are_assessed_on_a_recorded_sample(seeded_template: Path, big_parquet: Path) -> None:
     mutation = parse_mutation("scale", {"factor": 100})
     prepared = prepare_model(_model(seeded_template, big_parquet), mutation, seeded_template, sampling=SampleSpec())

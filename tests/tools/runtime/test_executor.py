@@ -166,6 +166,7 @@ def _cache_identity(cache: SharedBaselineCache) -> tuple[int, bool]:
     return os.getpid(), cache is process_cache()
 
 
+@pytest.mark.slow
 def test_process_jobs_run_in_worker_processes_and_keep_their_order() -> None:
     async def go() -> list[tuple[int, int]]:
         executor = ProcessExecutor(2)
@@ -179,6 +180,7 @@ def test_process_jobs_run_in_worker_processes_and_keep_their_order() -> None:
     assert os.getpid() not in {pid for pid, _ in results}
 
 
+@pytest.mark.slow
 def test_a_process_job_exception_reaches_the_caller() -> None:
     async def go() -> None:
         executor = ProcessExecutor(1)
@@ -191,6 +193,7 @@ def test_a_process_job_exception_reaches_the_caller() -> None:
         asyncio.run(go())
 
 
+@pytest.mark.slow
 def test_a_dead_worker_is_a_job_failure_and_the_next_job_gets_a_new_pool() -> None:
     async def go() -> tuple[str, int]:
         executor = ProcessExecutor(1)
@@ -206,6 +209,7 @@ def test_a_dead_worker_is_a_job_failure_and_the_next_job_gets_a_new_pool() -> No
     assert "died" in message and square == 9
 
 
+@pytest.mark.slow
 def test_the_baseline_cache_sent_to_a_worker_becomes_that_workers_own() -> None:
     async def go() -> tuple[int, bool]:
         executor = ProcessExecutor(1)
@@ -229,6 +233,7 @@ def _niceness() -> int:
     return os.nice(0)
 
 
+@pytest.mark.slow
 def test_warm_starts_every_worker_and_workers_yield_to_the_conversation() -> None:
     async def go() -> tuple[set[int], int]:
         executor = ProcessExecutor(2)

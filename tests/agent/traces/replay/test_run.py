@@ -37,6 +37,7 @@ TXN_AMOUNT_FEATURE = "urn:li:mlFeature:(fraud_features.transaction_features,txn_
 NEW_MODEL_URN = "urn:li:mlModel:(urn:li:dataPlatform:mlflow,chargeback_predictor,PROD)"
 
 
+@pytest.mark.slow
 def test_offline_replay_reproduces_without_catalog_key_or_writes(recorded: Recorded, offline: None) -> None:
     before = catalog_state(recorded.settings)
     report = replay_trace(THREAD, recorded.settings)
@@ -64,6 +65,7 @@ def test_replay_keeps_its_evidence_in_a_separate_home(recorded: Recorded, offlin
         replay_trace(recorded.trace, recorded.settings, home=keep)
 
 
+@pytest.mark.slow
 def test_tampered_metric_is_named_in_the_diff(recorded: Recorded, offline: None, tmp_path: Path) -> None:
     def bump(amount: float) -> object:
         def edit(raw: dict) -> None:  # type: ignore[type-arg]
@@ -83,6 +85,7 @@ def test_tampered_metric_is_named_in_the_diff(recorded: Recorded, offline: None,
     assert "NOT REPRODUCED" in report.render() and "metric flip_rate" in report.render()
 
 
+@pytest.mark.slow
 def test_changed_model_artifact_makes_the_replay_fail(recorded: Recorded, offline: None) -> None:
     trace = read_trace(recorded.trace)
     assert trace.turns[0].outcome is not None
@@ -105,6 +108,7 @@ def test_changed_model_artifact_makes_the_replay_fail(recorded: Recorded, offlin
     assert replay_trace(recorded.trace, recorded.settings).reproduced  # restored: reproduces again
 
 
+@pytest.mark.slow
 def test_live_replay_reports_catalog_changes_and_never_writes(recorded: Recorded) -> None:
     settings = recorded.settings
     db = settings.lite_db
@@ -146,6 +150,7 @@ def test_live_replay_reports_catalog_changes_and_never_writes(recorded: Recorded
         backup.unlink()
 
 
+@pytest.mark.slow
 def test_chat_model_path_trace_replays_offline(settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch) -> None:
     """Structured output in both shapes (JSON text, tool call); the decision comes from another "process"."""
     model = scripted(
@@ -193,6 +198,7 @@ def test_chat_model_path_trace_replays_offline(settings: ProvenanceSettings, mon
 
 
 @pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
+@pytest.mark.slow
 def test_real_gemini_client_trace_with_a_retry_replays_offline(
     settings: ProvenanceSettings,
     gemini: GeminiStub,  # noqa: F811  (the fixture imported above)
@@ -225,6 +231,7 @@ def test_real_gemini_client_trace_with_a_retry_replays_offline(
     assert len(gemini.requests) == 3  # the replay sent nothing to the model
 
 
+@pytest.mark.slow
 def test_cli_replay_exit_0_when_reproduced(recorded: Recorded) -> None:
     done = cli("replay", str(recorded.trace), home=recorded.settings.home)
     assert done.returncode == 0, done.stdout + done.stderr
