@@ -32,6 +32,8 @@ from tools.evidence.schema import ModelEvidence
 from tools.mutations import Mutation, apply_mutation, parse_mutation
 from tools.settings import ProvenanceSettings
 
+pytestmark = pytest.mark.slow  # every test here shares module fixtures that train and assess real models
+
 V1_POLICY = DEFAULT_POLICY_PATH.with_name("default-v1.yaml")
 
 
@@ -101,7 +103,6 @@ def assert_plots(result: AssessmentResult, model: ModelEvidence) -> None:
 # --- the demo's regressor: scale -> BLOCK, round -> PASS --------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_dollars_to_cents_blocks_the_demo_regressor_with_its_own_numbers(
     assessed: dict[str, AssessmentResult], seeded_template: Path
 ) -> None:
@@ -144,7 +145,6 @@ def test_dollars_to_cents_blocks_the_demo_regressor_with_its_own_numbers(
     assert stored_review["task"] == "regression" and stored_review["metrics"]["regression"]["moved"] == r.moved
 
 
-@pytest.mark.slow
 def test_rounding_to_cents_passes_both_demo_models(assessed: dict[str, AssessmentResult]) -> None:
     result = assessed["demo-round"]
     models = by_name(result)

@@ -336,6 +336,7 @@ def test_null_inject_tests_both_production_models(assessed: dict[str, Assessment
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.slow
 def test_scale_100_blocks_for_every_seed(assessed: dict[str, AssessmentResult], seed: int) -> None:
     result = assessed[f"scale-{seed}"]
     models = _by_name(result)
@@ -352,6 +353,7 @@ def test_scale_100_blocks_for_every_seed(assessed: dict[str, AssessmentResult], 
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.slow
 def test_round_2_passes_for_every_seed(assessed: dict[str, AssessmentResult], seed: int) -> None:
     result = assessed[f"round-{seed}"]
     models = _by_name(result)
@@ -362,6 +364,7 @@ def test_round_2_passes_for_every_seed(assessed: dict[str, AssessmentResult], se
     assert model.experiment.rows_changed == 0 and model.metrics.flips == 0
 
 
+@pytest.mark.slow
 def test_seeds_choose_different_rows(assessed: dict[str, AssessmentResult]) -> None:
     """The seed loop above is meaningful: different seeds mutate different halves of the data."""
     metrics = [_by_name(assessed[f"scale-{s}"])["fraud_detector"].metrics for s in SEEDS]

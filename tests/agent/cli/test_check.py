@@ -181,6 +181,7 @@ def test_changes_are_assessed_with_an_evidence_run_each(combined: tuple[CliRun, 
     assert rounded.verdict == Verdict.PASS and rounded.flip_rate is not None and rounded.flip_rate.value == 0
 
 
+@pytest.mark.slow
 def test_structural_entry_blocks_the_production_model_downstream(combined: tuple[CliRun, CheckResult]) -> None:
     _run, result = combined
     scale, dropped = result.entries[0], result.entries[3]
@@ -193,12 +194,14 @@ def test_structural_entry_blocks_the_production_model_downstream(combined: tuple
     assert any("not in production" in item for item in dropped.not_tested)
 
 
+@pytest.mark.slow
 def test_nothing_is_written_to_the_catalog_without_publish(combined: tuple[CliRun, CheckResult]) -> None:
     run, result = combined
     assert digest(run.home / "catalog.db") == run.catalog_before
     assert not result.published and result.approval is None
 
 
+@pytest.mark.slow
 def test_the_markdown_summary(combined: tuple[CliRun, CheckResult]) -> None:
     run, result = combined
     markdown = (run.workdir / "summary.md").read_text()
@@ -214,6 +217,7 @@ def test_the_markdown_summary(combined: tuple[CliRun, CheckResult]) -> None:
     assert markdown.rstrip().endswith(MARKER)
 
 
+@pytest.mark.slow
 def test_publish_with_the_files_approval_writes_back(cli_runs: dict[str, CliRun]) -> None:
     run = cli_runs["publish"]
     code, out, err = run.wait()
