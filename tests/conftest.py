@@ -15,6 +15,7 @@ os.environ["HOME"] = _HOME
 os.environ["DATAHUB_TELEMETRY_ENABLED"] = "false"
 
 from seed.seeding import seed_demo  # noqa: E402
+from tests.shared_catalog import SharedCatalog  # noqa: E402
 from tools.settings import ProvenanceSettings  # noqa: E402
 
 if TYPE_CHECKING:
@@ -82,6 +83,17 @@ def seeded_home(seeded_template: Path, tmp_path: Path) -> Iterator[Path]:
 @pytest.fixture
 def settings(seeded_home: Path) -> ProvenanceSettings:
     return ProvenanceSettings(provenance_home=seeded_home)
+
+
+@pytest.fixture(scope="session")
+def shared_catalog(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedCatalog]:
+    """The seeded catalog, read-only, opened once per worker (tests/shared_catalog.py). Logs and the MCP server's
+    home go to a folder of its own, so that the template copied by `seeded_home` stays as seeded."""
+    home = tmp_path_factory.mktemp("shared-catalog")
+    settings = ProvenanceSettings(provenance_home=home, provenance_lite_db=seeded_template / "catalog.db")
+    catalog = SharedCatalog(settings)
+    yield catalog
+    catalog.close()
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from seed.catalog import (
@@ -16,26 +14,21 @@ from seed.catalog import (
     REVIEW_MODEL_URN,
     feature_urn,
 )
-from tools.catalog.connection import open_catalog
+from tests.shared_catalog import SharedCatalog
 from tools.catalog.conventions import load_conventions
-from tools.catalog.datahub import CatalogReader, EntitySummary
+from tools.catalog.datahub import EntitySummary
 from tools.catalog.discovery import Discovery
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.production import AspectMarkers, production_marker
 from tools.catalog.resolve import CatalogInputError
-from tools.settings import ProvenanceSettings
 
 
-def _discover(settings: ProvenanceSettings, dataset: str, field: str) -> Discovery:
-    async def run() -> Discovery:
-        async with open_catalog(settings) as catalog:
-            return await Discoverer(CatalogReader(catalog.session)).discover(dataset, field)
-
-    return asyncio.run(run())
+def _discover(catalog: SharedCatalog, dataset: str, field: str) -> Discovery:
+    return catalog.run(lambda reader: Discoverer(reader).discover(dataset, field))
 
 
-def test_postgres_amount_reaches_both_amount_models_but_never_the_control(settings: ProvenanceSettings) -> None:
-    found = _discover(settings, POSTGRES_TABLE_URN, "amount")
+def test_postgres_amount_reaches_both_amount_models_but_never_the_control(shared_catalog: SharedCatalog) -> None:
+    found = _discover(shared_catalog, POSTGRES_TABLE_URN, "amount")
     assert found.precision == "column"
     assert [m.urn for m in found.production_models] == [FRAUD_MODEL_URN, REVIEW_MODEL_URN]
     assert [m.urn for m in found.other_models] == [CHALLENGER_MODEL_URN]
@@ -52,27 +45,27 @@ def test_postgres_amount_reaches_both_amount_models_but_never_the_control(settin
     assert found.mcp_calls <= 11
 
 
-def test_kafka_amount_reaches_the_same_model_over_more_hops(settings: ProvenanceSettings) -> None:
-    found = _discover(settings, KAFKA_TOPIC_URN, "amount")
+def test_kafka_amount_reaches_the_same_model_over_more_hops(shared_catalog: SharedCatalog) -> None:
+    found = _discover(shared_catalog, KAFKA_TOPIC_URN, "amount")
     assert [m.urn for m in found.production_models] == [FRAUD_MODEL_URN, REVIEW_MODEL_URN]
     for model in found.production_models:
         path = model.features[0].path
         assert [s.dataset_urn for s in path] == [KAFKA_TOPIC_URN, POSTGRES_TABLE_URN, FEATURE_TABLE_DATASET_URN]
 
 
-def test_a_field_used_by_the_control_finds_both_production_models(settings: ProvenanceSettings) -> None:
-    found = _discover(settings, POSTGRES_TABLE_URN, "account_age_days")
+def test_a_field_used_by_the_control_finds_both_production_models(shared_catalog: SharedCatalog) -> None:
+    found = _discover(shared_catalog, POSTGRES_TABLE_URN, "account_age_days")
     assert {m.urn for m in found.production_models} == {FRAUD_MODEL_URN, CONTROL_MODEL_URN}
 
 
-def test_unknown_field_names_the_closest_matches(settings: ProvenanceSettings) -> None:
+def test_unknown_field_names_the_closest_matches(shared_catalog: SharedCatalog) -> None:
     with pytest.raises(CatalogInputError, match="Closest matches: amount"):
-        _discover(settings, POSTGRES_TABLE_URN, "amout")
+        _discover(shared_catalog, POSTGRES_TABLE_URN, "amout")
 
 
-def test_unknown_dataset_names_the_closest_matches(settings: ProvenanceSettings) -> None:
+def test_unknown_dataset_names_the_closest_matches(shared_catalog: SharedCatalog) -> None:
     with pytest.raises(CatalogInputError, match=r"payments\.public\.transactions"):
-        _discover(settings, POSTGRES_TABLE_URN.replace("transactions", "transaction"), "amount")
+        _discover(shared_catalog, POSTGRES_TABLE_URN.replace("transactions", "transaction"), "amount")
 
 
 @pytest.mark.parametrize(
