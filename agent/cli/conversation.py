@@ -11,11 +11,22 @@ from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_
 from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.nodes.approval import publish_run
-from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
+from agent.schemas import Intent
+from agent.state import AgentState, ApprovalDecision, ApprovalRequest, PublishMode
 from tools.catalog.handle import CatalogHandle
+from tools.evidence.schema import Evidence
 from tools.evidence.store import EvidenceError, list_run_ids, read_evidence
+from tools.evidence.task_views import task_view
 from tools.mutations import PlanError
 from tools.settings import ProvenanceSettings
+
+
+def understood(state: AgentState) -> bool:
+    """The question was mapped to something Provenance does (asking for help counts)."""
+    route = state.route
+    if route is None:
+        return True  # the turn failed before routing: its failure decides the exit code
+    return route.intent == Intent.HELP or (route.intent != Intent.UNKNOWN and bool(route.subject))
 
 
 def _decision(args: argparse.Namespace) -> ApprovalDecision | None:
@@ -35,8 +46,17 @@ def approval_text(request: ApprovalRequest) -> list[str]:
     return [*lines, "Approving writes:", *(f"  - {write}" for write in request.writes)]
 
 
-def _ask_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
-    print("", *approval_text(request), sep="\n")
+def why(state: AgentState) -> list[str]:
+    """What a person needs before deciding: the verdict, each model's reason, each measured model's numbers."""
+    lines = [f"Verdict: {state.verdict}", *(f"  - {reason}" for reason in state.verdict_reasons)]
+    for result in state.model_results:
+        if result.metrics is not None:
+            lines.append(f"  {result.name}: {result.verdict} — {task_view(result.metrics).short()}")
+    return lines
+
+
+def _ask_on_terminal(request: ApprovalRequest, state: AgentState) -> ApprovalDecision:
+    print(*why(state), "", *approval_text(request), sep="\n")
     answer = input("Publish to DataHub? [y/N] ").strip().lower()
     return ApprovalDecision(decision="approve" if answer in ("y", "yes") else "reject", by=f"tty:{getpass.getuser()}")
 
@@ -66,7 +86,7 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
         while turn.pending is not None:
             decision = _decision(args)
             if decision is None and sys.stdin.isatty():
-                decision = _ask_on_terminal(turn.pending)
+                decision = _ask_on_terminal(turn.pending, turn.state)
             if decision is None:
                 print(turn.answer or f"Verdict {turn.pending.verdict}; evidence {turn.pending.report}")
                 if turn.pending.change_tested:
@@ -75,6 +95,8 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
                 return EXIT_CODES[str(turn.pending.verdict)]
             turn = await session.decide(turn.thread_id, decision)
         print(turn.answer)
+        if question is not None and not understood(turn.state):
+            return EXIT_BAD_INPUT  # the answer said what it can do; a script must not read this as success
         verdict, failures = turn.state.verdict, turn.state.failures
         if verdict and turn.state.run_id:
             return EXIT_CODES[str(verdict)]
@@ -95,6 +117,8 @@ def _cmd_runs(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
     ids = list_run_ids(settings.home)
     if not ids:
         print(f"No runs under {settings.home / 'runs'} yet.")
+        return EXIT_OK
+    print(f"{'RUN':<24}  {'VERDICT':<10} {'CHANGE':<16} {'FIELD':<45} PUBLICATION")
     for run_id in ids:
         try:
             ev = read_evidence(settings.home, run_id)
@@ -102,21 +126,41 @@ def _cmd_runs(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
             print(f"{run_id}  unreadable: {exc}")
             continue
         target = f"{ev.request.dataset_urn.split(',')[1] if ',' in ev.request.dataset_urn else '?'}.{ev.request.field}"
-        print(f"{run_id}  {ev.verdict:<10} {ev.request.op:<16} {target:<45} publication: {ev.publication.status}")
+        print(f"{run_id:<24}  {ev.verdict:<10} {ev.request.op:<16} {target:<45} {ev.publication.status}")
     return EXIT_OK
 
 
-async def _publish(settings: ProvenanceSettings, run_id: str) -> int:
+def _approved_here(evidence: Evidence, yes: bool) -> str | None:
+    """Who approved publishing the run: `--yes`, or a person answering y on this terminal; None when declined.
+    Publishing is the catalog write the approval gate guards, so a run made with --no-publish is asked too."""
+    user = getpass.getuser()
+    if yes:
+        return f"cli --yes:{user}"
+    if not sys.stdin.isatty():
+        raise PlanError(
+            f"publishing run {evidence.run_id} writes to the catalog and needs an approval: run it on a terminal "
+            "to be asked, or pass --yes"
+        )
+    print(
+        f"Run {evidence.run_id}: verdict {evidence.verdict}", *(f"  - {r}" for r in evidence.verdict_reasons), sep="\n"
+    )
+    answer = input(f"Publish the verdict {evidence.verdict} to DataHub? [y/N] ").strip().lower()
+    return f"tty:{user}" if answer in ("y", "yes") else None
+
+
+async def _publish(settings: ProvenanceSettings, run_id: str, yes: bool) -> int:
     evidence = read_evidence(settings.home, run_id)
     if evidence.publication.status == "rejected":
         raise PlanError(f"run {run_id} was rejected by {evidence.publication.decided_by}; it will not be published")
+    decided_by = _approved_here(evidence, yes)
+    if decided_by is None:
+        print(f"Not published: run {run_id} is unchanged and nothing was written to the catalog.")
+        return EXIT_OK
     async with CatalogHandle(settings) as handle:
-        record = await publish_run(
-            AgentContext(settings=settings, catalog=handle), run_id, decided_by=f"cli:{getpass.getuser()}"
-        )
+        record = await publish_run(AgentContext(settings=settings, catalog=handle), run_id, decided_by=decided_by)
     print(f"Publication of {run_id}: {record.status} — {record.message}")
     return EXIT_OK if record.status == "published" else EXIT_FAILURE
 
 
 def _cmd_publish(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
-    return asyncio.run(_publish(settings, args.run_id))
+    return asyncio.run(_publish(settings, args.run_id, args.yes))

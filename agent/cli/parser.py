@@ -8,29 +8,40 @@ from pathlib import Path
 
 from tools.registry.mlflow_registry import TRACKING_ENV
 
-OPERATOR_NAMES = (
-    "scale",
-    "shift",
-    "null_inject",
-    "constant",
-    "category_remap",
-    "unseen_category",
-    "round",
-    "clip",
-    "noise",
-    "sign_flip",
-    "shuffle",
-    "cyclic_shift",
+OPERATOR_SIGNATURES = (
+    "scale(factor)",
+    "shift(offset)",
+    "null_inject()",
+    "constant(value)",
+    "category_remap(mapping)",
+    "unseen_category(value)",
+    "round(decimals)",
+    "clip(lower, upper)",
+    "noise(relative_std)",
+    "sign_flip()",
+    "shuffle()",
+    "cyclic_shift(offset, period)",
 )
-"""The names of tools.mutations.ALLOWED_OPERATORS, written out: importing tools.mutations loads pandas, and the help
-text needs names only (tests/agent/cli/test_startup.py checks the two agree)."""
+"""The operators of tools.mutations.ALLOWED_OPERATORS with their parameters, written out: importing tools.mutations
+loads pandas, and the help needs only these (tests/agent/cli/test_startup.py checks the two agree)."""
+OPERATOR_NAMES = tuple(signature.split("(")[0] for signature in OPERATOR_SIGNATURES)
 
 DESCRIPTION = "The `provenance` command line. Logs go to stderr; `--json` output goes to stdout."
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("provenance")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed: pip install -e .)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="provenance", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="seed the demo catalog and walk through the impact analysis")
     commands.add_parser("seed", help="train the demo models and write the demo catalog")
@@ -58,8 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     assess = commands.add_parser("assess", help="test every affected production model against a mutation")
     assess.add_argument("--dataset", required=True, help="dataset URN")
     assess.add_argument("--field", required=True, help="field path in that dataset")
-    assess.add_argument("--op", required=True, help=f"mutation operator: {', '.join(OPERATOR_NAMES)}")
-    assess.add_argument("--param", action="append", default=[], metavar="K=V", help="operator parameter (repeat)")
+    assess.add_argument(
+        "--op", required=True, help=f"mutation operator, with its parameters: {', '.join(OPERATOR_SIGNATURES)}"
+    )
+    assess.add_argument(
+        "--param", action="append", default=[], metavar="K=V",
+        help="one operator parameter, e.g. factor=100, mapping='{\"a\": \"b\"}' (repeat for several; a key once)",
+    )  # fmt: skip
     assess.add_argument("--fraction", type=float, default=1.0, help="share of rows to mutate, in (0, 1]")
     assess.add_argument("--seed", type=int, default=0, help="seed choosing the mutated rows")
     assess.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v2.yaml)")
@@ -77,11 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resume.add_argument("thread", help="the conversation id printed by `ask`")
     decide = resume.add_mutually_exclusive_group()
-    decide.add_argument("--approve", action="store_true")
-    decide.add_argument("--reject", action="store_true")
+    decide.add_argument("--approve", action="store_true", help="approve the pending publication")
+    decide.add_argument("--reject", action="store_true", help="reject it: nothing is written to the catalog")
     commands.add_parser("runs", help="list assessment runs and their publication status")
     publish = commands.add_parser("publish", help="publish (or retry publishing) a run's verdict to DataHub")
-    publish.add_argument("run_id")
+    publish.add_argument("run_id", help="a run id from `provenance runs`")
+    publish.add_argument(
+        "--yes", action="store_true", help="publish without asking (required when not on a terminal); recorded as yours"
+    )
     traces = commands.add_parser("traces", help="list recorded conversations (date, question, verdict, published?)")
     traces.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     replay = commands.add_parser(

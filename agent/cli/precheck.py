@@ -32,17 +32,25 @@ def parse_params(pairs: list[str]) -> dict[str, object]:
     params: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise Refused(f"--param expects key=value, got {pair!r} (e.g. --param factor=100)")
+        if key in params:
+            raise Refused(f"--param {key} is given twice ({key}={params[key]!r} and {pair!r}); give each key once")
         try:
-            params[key.strip()] = json.loads(value)
+            params[key] = json.loads(value)
         except json.JSONDecodeError:
-            params[key.strip()] = value
+            params[key] = value
     return params
 
 
 def precheck(args: argparse.Namespace) -> None:
     """Raise `Refused` for what is wrong on the command line alone, in the order the command would find it."""
+    if args.command == "ask" and not args.question.strip():
+        raise Refused(
+            'ask needs a question or a proposed change, e.g. provenance ask "What happens if '
+            'payments.transactions.amount is sent in cents?"'
+        )
     if args.command == "assess" and not args.no_publish:
         raise Refused(NO_PUBLISH)
     if args.command in ("lineage", "assess") and (problem := not_a_dataset_urn(args.dataset)):
@@ -53,7 +61,7 @@ def precheck(args: argparse.Namespace) -> None:
     if op not in OPERATOR_NAMES:
         raise Refused(
             f"unknown mutation operator {args.op!r}; allowed operators: {', '.join(OPERATOR_NAMES)} "
-            "(`provenance assess --help`; each operator's parameters are listed when one is misused)"
+            "(`provenance assess --help` lists each with its parameters)"
         )
     parse_params(args.param)
     if not 0 < args.fraction <= 1:  # also NaN

@@ -61,8 +61,8 @@ def test_pending_approval_survives_the_process(seeded_home: Path, decision: str)
 def test_the_terminal_prompt_says_the_change_tested_before_asking(
     seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`provenance ask` on a terminal: the verdict, the change tested and the writes are printed before the
-    question, so a wrong plan is caught by the person approving it."""
+    """`provenance ask` on a terminal: the verdict, each model's reason and numbers, the change tested and the writes
+    are printed before the question, so a person decides knowing why and a wrong plan is caught."""
     for name in CHAT_MODEL_ENVS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
@@ -84,6 +84,10 @@ def test_the_terminal_prompt_says_the_change_tested_before_asking(
     assert prompt == "Publish to DataHub? [y/N] "
     lines = printed.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("Approval needed for run "))
+    # why, before the question: the verdict, each model's reason and its numbers
+    assert "Verdict: BLOCK" in lines[:at]
+    assert any(line.startswith("  - fraud_detector") and "BLOCK" in line for line in lines[:at]), lines
+    assert any(line.startswith("  fraud_detector: BLOCK — flips ") for line in lines[:at]), lines
     assert lines[at].endswith("(verdict BLOCK).")
     assert lines[at + 1].startswith(f"Change tested: {DEMO_CHANGE}")
     assert lines[at + 1].endswith(".")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli.parser import OPERATOR_NAMES
+from agent.cli.parser import OPERATOR_NAMES, OPERATOR_SIGNATURES
 from seed.catalog import POSTGRES_TABLE_URN
 from tools.mutations import ALLOWED_OPERATORS
 
@@ -37,6 +37,7 @@ def _heavy(modules: set[str]) -> list[str]:
 
 def test_the_parsers_operator_names_are_the_allowlist() -> None:
     assert OPERATOR_NAMES == tuple(ALLOWED_OPERATORS)
+    assert OPERATOR_SIGNATURES == tuple(text.split(":")[0] for text in ALLOWED_OPERATORS.values())
 
 
 def test_help_imports_no_heavy_library(tmp_path: Path) -> None:
