@@ -34,15 +34,27 @@ def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
     return difflib.get_close_matches(name, candidates, n=n, cutoff=0.3) or candidates[:n]
 
 
+SUGGESTION_POOL = 1000
+"""How many of the catalog's datasets (or models) a misspelled name is compared with when search finds nothing:
+search matches whole words, so a typo ("transactoins") finds no candidate to rank."""
+
+
+async def similar_names(reader: CatalogReader, name: str, entity_type: str, n: int = 3) -> list[str]:
+    """URNs of the catalog's entities whose names are closest to `name` by edit distance (difflib's ratio)."""
+    hits = await reader.search("*", filter=f"entity_type = {entity_type}", num_results=SUGGESTION_POOL)
+    by_name = {(dataset_name(h.urn) if entity_type == "dataset" else model_name(h.urn)): h.urn for h in hits}
+    return [by_name[close] for close in difflib.get_close_matches(name, list(by_name), n=n, cutoff=0.6)]
+
+
 async def require_dataset(reader: CatalogReader, urn: str) -> EntitySummary:
     """The dataset's catalog entry, or a CatalogInputError naming the closest datasets."""
     check_dataset_urn(urn)
     entity = await reader.get_entity(urn)
     if entity is not None:
         return entity
-    name = urn.split(",")[1] if urn.count(",") >= 2 else urn
+    name = dataset_name(urn)
     hits = await reader.search(name.split(".")[-1], filter="entity_type = dataset", num_results=20)
-    suggestions = closest(urn, [h.urn for h in hits])
+    suggestions = closest(urn, [h.urn for h in hits]) if hits else await similar_names(reader, name, "dataset")
     raise CatalogInputError(f"dataset {urn} is not in the catalog. Closest matches: {', '.join(suggestions) or 'none'}")
 
 
@@ -108,14 +120,20 @@ async def resolve_field(reader: CatalogReader, subject: str, conventions: Conven
                 holders.append(urn)
         if len(holders) == 1:
             return holders[0], field
-        listed = ", ".join(f"{dataset_name(u)}.{field}" for u in holders) or "none"
+        if not holders:
+            raise CatalogInputError(
+                f"no dataset found for the field '{field}'; name its dataset too, e.g. 'schema.table.{field}'"
+            )
+        listed = ", ".join(f"{dataset_name(u)}.{field}" for u in holders)
         raise CatalogInputError(
-            f"'{field}' alone is ambiguous or unknown; datasets with that field: {listed}. "
-            "Qualify it, e.g. 'payments.public.transactions.amount'"
+            f"'{field}' alone is ambiguous: {len(holders)} datasets have it ({listed}). "
+            f"Qualify it, e.g. '{dataset_name(holders[0])}.{field}'"
         )
     if not candidates:
         where = f" on platform {platform}" if platform else ""
-        raise CatalogInputError(f"no dataset in the catalog matches '{hint}'{where}")
+        close = [dataset_name(u) for u in await similar_names(reader, hint, "dataset")]
+        guess = f"; did you mean {', '.join(f'{name}.{field}' for name in close)}?" if close else ""
+        raise CatalogInputError(f"no dataset in the catalog matches '{hint}'{where}{guess}")
     ranked = sorted(candidates, key=lambda urn: _score(hint, dataset_name(urn)), reverse=True)
     top = _score(hint, dataset_name(ranked[0]))
     tied = [u for u in ranked if abs(_score(hint, dataset_name(u)) - top) < 1e-9]
@@ -149,4 +167,6 @@ async def resolve_model(reader: CatalogReader, subject: str) -> str:
         raise CatalogInputError(f"'{subject}' has several registered versions in the catalog: {listed}; name one")
     names = [model_name(u) for u in hits]
     close = difflib.get_close_matches(subject, names, n=3, cutoff=0.5)
+    if not close:  # search matches whole words: a typo finds nothing to compare with
+        close = [model_name(u) for u in await similar_names(reader, subject, "mlModel")]
     raise CatalogInputError(f"no model named '{subject}'" + (f"; did you mean {', '.join(close)}?" if close else ""))

@@ -8,13 +8,17 @@ DataHub's `mlflow` source names the DataHub model (`credit_default_1`), or that 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
+import logging
 import re
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
 from tools.errors import BadRequest, ServiceFailure
+
+log = logging.getLogger(__name__)
 
 TRACKING_ENV = "MLFLOW_TRACKING_URI"
 CONTEXT_TAG = "mlflow.data.context"  # what mlflow.log_input(..., context=…) records
@@ -132,6 +136,14 @@ class MlflowRegistry:
             self.client = client_class(tracking_uri=tracking_uri)
 
     # ------------------------------------------------------------------------------------------- reads
+    def _registered_names(self) -> list[str]:
+        """Every registered model's name (for a did-you-mean); empty when the registry cannot list them."""
+        try:
+            return [m.name for m in self.client.search_registered_models(max_results=1000)]
+        except Exception as exc:  # the lookup already failed with a clear message; a suggestion is a bonus
+            log.warning("could not list the registered models to suggest a name: %s", exc)
+            return []
+
     def _registered(self, name: str) -> Any | None:
         try:
             return self.client.get_registered_model(name)
@@ -152,8 +164,10 @@ class MlflowRegistry:
                 if registered is not None:
                     name, implied = match["name"], match["version"]
         if registered is None:
+            close = difflib.get_close_matches(ref.name, self._registered_names(), n=3, cutoff=0.6)
+            guess = f"; did you mean {', '.join(close)}?" if close else ""
             raise RegistryError(
-                f"no registered model {ref.name!r} in MLflow at {self.tracking_uri} "
+                f"no registered model {ref.name!r} in MLflow at {self.tracking_uri}{guess} "
                 "(give the registered name, name_version, or the DataHub mlModel URN)"
             )
         if version is not None and implied is not None and str(version) != implied:

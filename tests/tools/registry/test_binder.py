@@ -57,8 +57,10 @@ def test_without_a_production_version_the_latest_is_taken_and_said(real_world: R
 
 def test_unknown_model_and_conflicting_versions_are_refused(real_world: RealWorld) -> None:
     reg = registry(real_world)
-    with pytest.raises(RegistryError, match="no registered model 'nope'"):
-        reg.find_version(ModelRef.parse("nope"), None)
+    with pytest.raises(RegistryError, match="no registered model 'nope' in MLflow at [^;]* \\(give"):
+        reg.find_version(ModelRef.parse("nope"), None)  # nothing close: no suggestion
+    with pytest.raises(RegistryError, match="no registered model 'credit_defualt' .*; did you mean credit_default"):
+        reg.find_version(ModelRef.parse("credit_defualt"), None)
     with pytest.raises(RegistryError, match="has no version 7"):
         reg.find_version(ModelRef.parse("credit_default"), "7")
     with pytest.raises(RegistryError, match="names version 1, but --version says 2"):
