@@ -62,6 +62,9 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+READS_THE_CATALOG = frozenset({"ask", "resume", "assess", "lineage", "infer-changes"})
+
+
 def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
@@ -78,6 +81,10 @@ def _run(argv: Sequence[str] | None) -> int:
 
     settings = load_settings()
     try:
+        if args.command in READS_THE_CATALOG:  # before a checkpoint, trace or log is created in a wrong home
+            from tools.catalog.presence import require_readable_catalog
+
+            require_readable_catalog(settings)
         return HANDLERS[args.command](settings, args)
     except ProvenanceError as exc:  # raised on purpose: the message is for the user, the class says the exit code
         print(f"error: {exc}", file=sys.stderr)

@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tools.catalog.presence import require_embedded_catalog
 from tools.catalog.served import HTTP_LOG, find_served
 from tools.catalog.session import (
     CatalogError,
@@ -70,6 +71,7 @@ async def open_catalog(settings: ProvenanceSettings) -> AsyncIterator[Catalog]:
     else:
         from tools.embedded.server import start_embedded_catalog  # not needed when a served catalog is reused
 
+        require_embedded_catalog(settings)
         embedded = start_embedded_catalog(settings.lite_db)
         url, token = embedded.url, embedded.token
         description = f"embedded DataHub Lite catalog {settings.lite_db}"
