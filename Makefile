@@ -58,4 +58,5 @@ chat: $(STAMP)
 	$(BIN)/chainlit run chainlit_app.py --host 127.0.0.1 --port 8000
 
 clean:
-	rm -rf $(VENV) .provenance .pytest_cache .mypy_cache .ruff_cache .files .chainlit/translations
+	rm -rf $(VENV) .provenance .pytest_cache .mypy_cache .ruff_cache .files
+	find .chainlit/translations -name "*.json" ! -name en-US.json -delete

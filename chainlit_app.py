@@ -55,7 +55,7 @@ async def shutdown() -> None:
 
 @cl.data_layer
 def data_layer() -> SQLAlchemyDataLayer:
-    return SQLAlchemyDataLayer(**CHAT_DATA_LAYER)
+    return datalayer.ChatDataLayer(**CHAT_DATA_LAYER)
 
 
 @cl.password_auth_callback

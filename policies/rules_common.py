@@ -6,7 +6,7 @@ from __future__ import annotations
 from policies.metrics import ModelMetrics
 from policies.sections import Band, FailureRule
 from policies.verdicts import Reason, Verdict
-from tools.evidence.formats import share_setting
+from tools.evidence.formats import pct, share_setting
 
 
 def band_reason(metric: str, label: str, value: float, band: Band, *, percent: bool, detail: str = "") -> Reason:
@@ -16,7 +16,7 @@ def band_reason(metric: str, label: str, value: float, band: Band, *, percent: b
         level, threshold, cmp = Verdict.WARNING, band.warning, ">="
     else:
         level, threshold, cmp = Verdict.PASS, band.warning, "<"
-    shown, limit = (f"{value:.1%}", share_setting(threshold)) if percent else (f"{value:.3f}", f"{threshold:g}")
+    shown, limit = (pct(value, 1), share_setting(threshold)) if percent else (f"{value:.3f}", f"{threshold:g}")
     name = "warning" if level is not Verdict.BLOCK else "block"
     message = f"{label} {shown}{detail} {cmp} {limit} {name} threshold"
     return Reason(
@@ -94,7 +94,7 @@ def sample_reasons(checks: list[tuple[str, int, int]]) -> list[Reason]:
 
 def flip_detail(m: ModelMetrics) -> str:
     level = share_setting(m.confidence)
-    return f" ({level} CI {m.flip_rate_ci_low:.1%}-{m.flip_rate_ci_high:.1%}, {m.flips} of {m.n_scored})"
+    return f" ({level} CI {pct(m.flip_rate_ci_low, 1)}-{pct(m.flip_rate_ci_high, 1)}, {m.flips} of {m.n_scored})"
 
 
 def missing_task_metrics(task: str, m: ModelMetrics) -> Reason:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from policies.metrics import ModelMetrics, SegmentFinding, SegmentSummary
 from policies.sections import SegmentRule
 from policies.verdicts import Reason, Verdict
-from tools.evidence.formats import share_setting
+from tools.evidence.formats import pct, share_setting
 
 _LABELS = {"flip_rate": "flip rate", "moved_share": "moved share"}
 
@@ -27,8 +27,9 @@ def _level(f: SegmentFinding, fdr: float) -> Verdict:
 def _facts(f: SegmentFinding, confidence: float) -> str:
     level = share_setting(confidence)
     return (
-        f"segment {f.segment}: {_LABELS[f.metric]} {f.value:.1%} ({level} CI {f.ci_low:.1%}-{f.ci_high:.1%}, "
-        f"{f.events} of {f.n} scored rows, {f.share:.1%} of them; overall {f.overall_value:.1%})"
+        f"segment {f.segment}: {_LABELS[f.metric]} {pct(f.value, 1)} "
+        f"({level} CI {pct(f.ci_low, 1)}-{pct(f.ci_high, 1)}, "
+        f"{f.events} of {f.n} scored rows, {pct(f.share, 1)} of them; overall {pct(f.overall_value, 1)})"
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.chat.messages import plain
-from agent.chat.tables import VERDICT_ICONS, metric_tables
+from agent.chat.tables import metric_tables
 from agent.state import ApprovalRequest
 from policies import ModelMetrics, Verdict
 from tools.evidence.formats import pct
@@ -43,7 +43,7 @@ def verdict_card(home: Path, evidence: Evidence, request: ApprovalRequest | None
     dataset = req.dataset_urn.split(",")[1] if req.dataset_urn.count(",") >= 2 else req.dataset_urn
     confidence = next((m.metrics.confidence for m in evidence.models if m.metrics), 0.95)
     lines = [
-        f"## {VERDICT_ICONS[evidence.verdict]} Verdict: {evidence.verdict}",
+        f"## Verdict: {evidence.verdict}",
         f"**Change tested:** {plain(evidence.plan.description)} on `{dataset}.{req.field}` "
         f"· policy {plain(evidence.policy.name)} v{evidence.policy.version} · run `{evidence.run_id}`",
     ]

@@ -9,6 +9,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
+from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from chainlit.element import Element
 
 from agent import database
 from tools.settings import ProvenanceSettings
@@ -100,3 +102,13 @@ def chat_data_layer_args(settings: ProvenanceSettings) -> dict[str, Any]:
     timeout = next((float(v) for k, v in query if k == "connect_timeout"), float(database.CONNECT_TIMEOUT_S))
     dsn = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k != "connect_timeout"])))
     return {"conninfo": "postgresql+asyncpg://", "connect_args": {"dsn": dsn, "timeout": timeout}}
+
+
+class ChatDataLayer(SQLAlchemyDataLayer):
+    """Chainlit's SQLAlchemy data layer, for a chat that keeps no files: a plot or an attached report is part of
+    the run's evidence folder, and the stored conversation shows its path (README, "Chat"). Chainlit's own layer
+    logs a warning for every element it is handed without a blob store; this one does not hand them over."""
+
+    async def create_element(self, element: Element) -> None:
+        if self.storage_provider is not None:
+            await super().create_element(element)

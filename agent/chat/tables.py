@@ -7,13 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.chat.messages import plain
-from policies import ModelMetrics, SegmentSummary, Task, Verdict
+from policies import ModelMetrics, SegmentSummary, Task
 from tools.evidence.formats import pct, points, relative, sig
 from tools.evidence.schema import ModelEvidence
 from tools.evidence.task_text import EXCEEDS_TEXT, SEGMENT_METRIC_NAMES, worst_class, worst_class_psi
 from tools.evidence.task_views import parts
 
-VERDICT_ICONS = {Verdict.PASS: "✅", Verdict.WARNING: "⚠️", Verdict.BLOCK: "⛔", Verdict.INCOMPLETE: "❔"}
 TASK_ORDER: tuple[Task, ...] = ("binary", "multiclass", "regression")
 
 
@@ -116,7 +115,7 @@ def _groups(models: list[ModelEvidence]) -> dict[Task, list[ModelEvidence]]:
 
 
 def metrics_row(model: ModelEvidence, task: Task, columns: int) -> str:
-    head = f"| {plain(model.name)} | {VERDICT_ICONS[model.verdict]} {model.verdict} |"
+    head = f"| {plain(model.name)} | **{model.verdict}** |"  # text: an emoji is an empty box without an emoji font
     m = model.metrics
     if m is None or m.task != task:
         return head + " not measured |" + " |" * (columns - 1)

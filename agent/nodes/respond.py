@@ -10,6 +10,7 @@ from agent.capabilities import CAPABILITIES
 from agent.context import AgentContext
 from agent.nodes.failures import Node, input_failed
 from agent.state import AgentState
+from policies import Verdict
 from tools.evidence.store import REPORT_FILE, runs_dir
 from tools.evidence.task_views import task_view
 
@@ -36,6 +37,7 @@ def make_respond(ctx: AgentContext) -> Node:
                     view = task_view(result.metrics)
                     task = "" if view.task == "binary" else f" ({view.task})"
                     lines.append(f"{result.name}{task}: {result.verdict} — {view.short()}")
+            lines += next_steps(state)
             lines.append(f"Evidence: {runs_dir(ctx.settings.home) / state.run_id / REPORT_FILE}")
             if state.publication:
                 lines.append(
@@ -46,3 +48,17 @@ def make_respond(ctx: AgentContext) -> Node:
         return {"answer": answer, "messages": [AIMessage(answer)]}
 
     return respond
+
+
+def next_steps(state: AgentState) -> list[str]:
+    """On a BLOCK, what to do: the change should not ship as is, and whom to talk to (the blocked models' owners,
+    as the catalog records them)."""
+    if state.verdict != Verdict.BLOCK:
+        return []
+    lines = ["Next: do not ship this change as is; fix it, or agree a migration with the owners of the blocked models."]
+    owners = {m.urn: m.owners for m in state.discovery.models} if state.discovery else {}
+    for result in state.model_results:
+        if result.verdict == Verdict.BLOCK:
+            who = ", ".join(owners.get(result.urn, [])) or "no owner recorded in the catalog"
+            lines.append(f"  {result.name}: {who}")
+    return lines

@@ -59,6 +59,10 @@ def test_demo_question_blocks_then_approval_writes_tag_and_document(settings: Pr
     )
     assert any(BLOCK in w for w in first.pending.writes)
     assert second is not None and second.values["publication"].status == "published"
+    # a BLOCK says what to do next, and whom to talk to: each blocked model's owners from the catalog
+    assert "Next: do not ship this change as is" in second.answer
+    assert "moved share > 99.9%" in second.answer and "moved > 99.9%" in second.answer  # 7,199 of 7,200: not 100%
+    assert "  fraud_detector: urn:li:corpGroup:fraud-ml, urn:li:corpuser:alice.ml" in second.answer
     assert model_tags(db) == [BLOCK]
     assert model_tags(db, REVIEW_MODEL_URN) == [BLOCK]  # the regressor downstream of amount blocks too
     docs = documents(db)

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from playwright.sync_api import Browser, BrowserContext, Page, Route, expect
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, Route, expect
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -82,6 +82,8 @@ def chat_server(seeded_home: Path, workdir: Path) -> Iterator[ChatServer]:
     (app_root / ".chainlit").mkdir(parents=True)
     user_home.mkdir()
     shutil.copy(REPO / ".chainlit" / "config.toml", app_root / ".chainlit" / "config.toml")
+    shutil.copytree(REPO / ".chainlit" / "translations", app_root / ".chainlit" / "translations")
+    shutil.copytree(REPO / "public", app_root / "public")  # Provenance's logo
     shutil.copy(REPO / "chainlit.md", app_root / "chainlit.md")
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(HERMETIC_ENV_PREFIXES) and k not in NO_KEYS}
@@ -167,6 +169,17 @@ class Chat:
         thread list (asynchronously, seconds later on a loaded machine), and that remounts the composer: a message
         typed before the move is lost with the old input box. Every gesture that sends waits for the move."""
         self.page.wait_for_url("**/thread/*")
+
+    def screenshot(self, name: str, target: Locator | None = None) -> Path:
+        """A PNG of the page (or of `target`) next to the server's log, and in $PROVENANCE_SCREENSHOTS when set
+        (how docs/screenshots/ is made)."""
+        paths = [self.server.log.with_name(f"{name}.png")]
+        if os.environ.get("PROVENANCE_SCREENSHOTS"):
+            paths.append(Path(os.environ["PROVENANCE_SCREENSHOTS"]) / f"{name}.png")
+        for path in paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            (target or self.page).screenshot(path=path, **({} if target else {"full_page": False}))
+        return paths[0]
 
     def expect_answer(self, text: str, timeout: float = TURN_MS) -> None:
         expect(self.page.locator(ASSISTANT).filter(has_text=text).last).to_be_visible(timeout=timeout)

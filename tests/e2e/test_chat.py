@@ -61,7 +61,24 @@ def _assess_until_approval(chat: Chat) -> str:
     plots = chat.page.locator("img[alt='fraud_detector-roc'], img[alt='fraud_detector-shift']")
     expect(plots).to_have_count(2)  # the run's ROC and score-shift plots, inline on the card
     expect(chat.page.get_by_text("Used experiment.measure").last).to_be_visible()
+    expect(card).not_to_contain_text("⛔")  # text, not an emoji a browser without an emoji font shows as a box
+    chat.screenshot("verdict-card", card)
     return run_id
+
+
+def test_the_welcome_screen_is_provenances(chat: Chat) -> None:
+    """Provenance's logo and name, its starters, and a footer that is true offline (no "LLMs can make mistakes":
+    no language model runs, and none ever decides a verdict)."""
+    expect(chat.page.get_by_text("Verdicts come from measured experiments and a versioned policy")).to_be_visible()
+    expect(chat.page.get_by_text("LLMs can make mistakes")).to_have_count(0)
+    for label, _ in STARTERS:
+        expect(chat.page.get_by_role("button", name=label, exact=True)).to_be_visible()
+    for theme in ("light", "dark"):
+        logo = chat.page.request.get(f"{chat.server.url}/logo?theme={theme}")
+        assert logo.ok and "<title>Provenance</title>" in logo.text(), theme
+    logos = chat.page.locator("img[src*='/logo']")
+    expect(logos.first).to_be_visible()
+    assert chat.screenshot("welcome").stat().st_size > 10_000
 
 
 def test_catalog_question_from_a_starter(chat: Chat) -> None:
@@ -156,3 +173,4 @@ def test_server_log_has_no_traceback(server: ChatServer) -> None:
     log = server.log.read_text()
     assert "Your app is available at" in log
     assert "Traceback" not in log and " - ERROR - " not in log, log
+    assert "blob_storage_client" not in log  # the chat keeps no files; nothing asks it to store one

@@ -249,7 +249,7 @@ class Discoverer:
                     urn=urn,
                     name=entity.name or urn,
                     production=marker is not None,
-                    production_evidence=marker or "no production marker (see conventions.yaml)",
+                    production_evidence=marker or "no production marker; see conventions.yaml",
                     features=used,
                     owners=entity.owners,
                     tags=entity.tags,

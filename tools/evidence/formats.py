@@ -18,7 +18,17 @@ def na(value: object) -> str:
 
 
 def pct(value: float | None, digits: int = 2) -> str:
-    return NA if value is None else f"{value * 100:.{digits}f}%"
+    """A measured share in percent. Never rounded to 100% or 0% when it is not that: 7,199 of 7,200 is "> 99.9%"
+    (at one decimal), not "100.0%"."""
+    if value is None:
+        return NA
+    text = f"{value * 100:.{digits}f}%"
+    bound = 10.0**-digits
+    if text.startswith("100") and value < 1:
+        return f"> {100 - bound:.{digits}f}%"
+    if float(text[:-1]) == 0 and value > 0:
+        return f"< {bound:.{digits}f}%"
+    return text
 
 
 def share_setting(value: float) -> str:

@@ -53,8 +53,8 @@ def test_verdict_card_shows_verdicts_metrics_with_intervals_reasons_and_writes(t
         question="q",
     )
     card = verdict_card(tmp_path, evidence, request)
-    assert card.startswith("## ⛔ Verdict: BLOCK")
-    assert "| fraud\\_detector | ⛔ BLOCK | 78.8% (77.8% – 79.7%) | 0.899 → 0.727 |" in card
+    assert card.startswith("## Verdict: BLOCK")
+    assert "| fraud\\_detector | **BLOCK** | 78.8% (77.8% – 79.7%) | 0.899 → 0.727 |" in card
     assert "-0.173 (-0.185 to -0.160), p = 6.1e-158 | 7.31 | 0.0% |" in card
     assert "- **fraud\\_detector** BLOCK: flip rate 78\\.8% \\>= 10% block threshold" in card
     assert "0 of 7200 rows failed" not in card  # PASS reasons stay in the report
@@ -95,7 +95,7 @@ def test_the_approval_repeats_the_change_tested_next_to_the_verdict_and_the_writ
 def test_card_of_an_unmeasured_model_and_the_run_files(tmp_path: Path) -> None:
     unmeasured = fraud_model(Verdict.INCOMPLETE).model_copy(update={"metrics": None})
     evidence = _evidence(tmp_path, [unmeasured])
-    assert "| fraud\\_detector | ❔ INCOMPLETE | not measured |" in verdict_card(tmp_path, evidence)
+    assert "| fraud\\_detector | **INCOMPLETE** | not measured |" in verdict_card(tmp_path, evidence)
     plots, evidence_json, report = run_files(tmp_path, evidence)
     folder = runs_dir(tmp_path) / evidence.run_id
     assert plots == [folder / "fraud_detector-roc.png"]
@@ -107,9 +107,9 @@ def test_card_of_a_run_with_two_tasks_shows_each_tasks_metrics(tmp_path: Path) -
     evidence = _evidence(tmp_path, [fraud_model(), task_examples.model("review_time", regression)])
     card = verdict_card(tmp_path, evidence)
     binary, rest = card.split("| Model | Verdict | Moved (95% CI)")
-    assert "| fraud\\_detector | ⛔ BLOCK | 78.8% (77.8% – 79.7%) | 0.899 → 0.727 |" in binary
+    assert "| fraud\\_detector | **BLOCK** | 78.8% (77.8% – 79.7%) | 0.899 → 0.727 |" in binary
     assert "AUC" not in rest.split("**Why**")[0]  # nothing of a classifier next to the regressor
-    assert "| review\\_time | ⛔ BLOCK | 40.0% (39.0% – 41.0%) | 0.8325 → 1,843 |" in rest
+    assert "| review\\_time | **BLOCK** | 40.0% (39.0% – 41.0%) | 0.8325 → 1,843 |" in rest
     assert "- **review\\_time**: region=north \\(12\\.1% of rows\\)\\: moved share 30\\.4%" in rest
 
 

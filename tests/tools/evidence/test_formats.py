@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.evidence.formats import points, relative, sig
+from tools.evidence.formats import pct, points, relative, sig
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,19 @@ def test_signed_forms() -> None:
     assert sig(1842.3845, sign=True) == "+1,842" and sig(-0.5, sign=True) == "-0.5000"
     assert points(-0.0609) == "-6.09 pp" and points(None) == "n/a"
     assert relative(2213.1) == "+221310.0%" and relative(-0.05) == "-5.0%" and relative(None) == "n/a (baseline 0)"
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "expected"),
+    [
+        (7199 / 7200, 1, "> 99.9%"),  # not "100.0%": one row did not move
+        (7199 / 7200, 2, "99.99%"),
+        (1.0, 1, "100.0%"),
+        (1 / 7200, 1, "< 0.1%"),  # not "0.0%": one row moved
+        (0.0, 2, "0.00%"),
+        (0.5, 2, "50.00%"),
+        (None, 2, "n/a"),
+    ],
+)
+def test_pct_never_rounds_to_all_or_nothing(value: float | None, digits: int, expected: str) -> None:
+    assert pct(value, digits) == expected
