@@ -21,7 +21,10 @@ def metrics_line(m: ModelMetrics) -> str:
 def render_evidence(ev: Evidence, run_dir: Path) -> str:
     """The run as `provenance assess` prints it; `run_dir` is where its report.md is."""
     lines = [f"Verdict: {ev.verdict}   (run {ev.run_id}, policy {ev.policy.name} v{ev.policy.version})"]
-    lines += [f"  - {reason}" for reason in ev.verdict_reasons]
+    # A model's reasons are printed in its own section below; the summary keeps what concerns the whole run
+    models = tuple(f"{m.name}: " for m in ev.models)
+    lines += [f"  - {reason}" for reason in ev.verdict_reasons if not reason.startswith(models)]
+    lines += [f"  - {m.name}: {m.verdict}" for m in ev.models]
     for model in ev.models:
         lines.append(f"\n{model.name}: {model.verdict}")
         if model.experiment:

@@ -78,3 +78,21 @@ def test_worst_segment_follows_the_metrics() -> None:
         "  segments: no segment of at least 5.0% of rows (14 segment(s) tested in 3 column(s), 1 column(s) skipped)"
         in render_text(result(task_examples.model("review_time", empty)))
     )
+
+
+def test_a_models_reasons_are_printed_once_in_its_own_section() -> None:
+    reason = "flip rate 78.8% (95% CI 77.8%-79.7%, 5672 of 7200) >= 10% block threshold"
+    model = ModelEvidence(
+        urn="urn:li:mlModel:(urn:li:dataPlatform:mlflow,fraud_detector,PROD)",
+        name="fraud_detector",
+        verdict=Verdict.BLOCK,
+        reasons=[{"code": "flip_rate", "severity": "BLOCK", "metric": "flip_rate", "message": reason}],
+        lineage_path=[],
+        metrics=fraud_metrics(),
+    )
+    evidence = result(model).model_copy(
+        update={"verdict_reasons": [f"fraud_detector: BLOCK — {reason}", "lineage could not be read completely: x"]}
+    )
+    text = render_text(evidence)
+    assert text.count(reason) == 1 and f"  [BLOCK] {reason}" in text
+    assert "  - fraud_detector: BLOCK\n" in text and "  - lineage could not be read completely: x" in text
