@@ -224,15 +224,16 @@ def _children() -> list[int]:
     return pids
 
 
-def kill_mcp_server() -> int:
-    """SIGKILL the MCP server processes this process started (found by parent id and command line)."""
+def kill_mcp_server(home: Path) -> int:
+    """SIGKILL the MCP server processes this process started for `home` (found by parent id and command line: the
+    launcher's log file is under the home; another catalog of this worker, tests/shared_catalog.py, is left alone)."""
     killed = 0
     for pid in _children():
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
         except FileNotFoundError:
             continue
-        if b"tools.catalog.mcp_launcher" in command:
+        if b"tools.catalog.mcp_launcher" in command and str(home).encode() in command:
             os.kill(pid, signal.SIGKILL)
             killed += 1
     return killed
@@ -274,7 +275,7 @@ async def _die_between_nodes(session: Session, what: str, thread: str) -> Catalo
             assert catalog.embedded is not None
             catalog.embedded.stop()
         else:
-            assert kill_mcp_server() == 1
+            assert kill_mcp_server(home) == 1
 
     turn = await asyncio.wait_for(session.ask(DEMO_QUESTION, thread_id=thread, on_update=after_node), 120)
     failures = [f for f in turn.values.get("failures") or [] if f.kind == "error"]
@@ -313,7 +314,7 @@ async def _catalog_deaths(home: Path, progress: list[str]) -> CatalogDeathFigure
         # ... and when it dies while a run waits for approval, the publication fails and is recorded;
         # `provenance publish` (publish_run) retries it once the catalog is back.
         assert after.pending is not None
-        assert kill_mcp_server() == 1
+        assert kill_mcp_server(settings.home) == 1
         progress.append("approving with the MCP server dead")
         decided = await session.decide("mcp-after", APPROVE)
         failed = decided.values["publication"]

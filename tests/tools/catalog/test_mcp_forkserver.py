@@ -73,13 +73,17 @@ def test_a_forked_server_answers_and_dies_with_its_launcher(
     embedded, spec = endpoint_and_spec(settings, "mcp-forked.log")
     log = spec.log_file
 
+    def launchers() -> set[int]:
+        return {p for p in children(os.getpid()) if b"tools.catalog.mcp_launcher" in command(p)}
+
     async def scenario() -> None:
+        others = launchers()  # e.g. the worker's shared read-only catalog (tests/shared_catalog.py)
         async with mcp_session(spec) as session:
             forked = children(server.pid)
             assert len(forked) == 1, "the MCP server is the fork server's child"
             found = await session.call("search", {"query": "transactions"})
             assert found["total"] >= 1
-            (launcher,) = [p for p in children(os.getpid()) if b"tools.catalog.mcp_launcher" in command(p)]
+            (launcher,) = launchers() - others
             os.kill(launcher, signal.SIGKILL)
             deadline = time.monotonic() + 10
             while forked[0] in children(server.pid):
