@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -46,10 +47,14 @@ def make_catalog_qa(ctx: AgentContext) -> Node:
         if entity is None:
             return f"{urn} is not in the catalog."
         status = [t.removeprefix("urn:li:tag:") for t in entity.tags if t.startswith(STATUS_TAG_PREFIX)]
-        documents = entity.raw.get("relatedDocuments", {}).get("documents", [])
+        documents = newest_first(entity.raw.get("relatedDocuments", {}).get("documents", []))
         lines = [f"{entity.name}: latest Provenance status {status[0] if status else 'none recorded'}"]
-        for doc in documents:
-            lines.append(f"  document: {(doc.get('info') or {}).get('title', doc['urn'])} ({doc['urn']})")
+        if documents:
+            latest = documents[0]
+            lines.append(f"  latest impact document: {(latest.get('info') or {}).get('title', latest['urn'])}")
+            lines.append(f"    {latest['urn']}")
+        if len(documents) > 1:
+            lines.append(f"  {len(documents) - 1} earlier document(s) linked to this model")
         return "\n".join(lines)
 
     @captured("catalog_qa")
@@ -75,3 +80,17 @@ def make_catalog_qa(ctx: AgentContext) -> Node:
         return answer
 
     return catalog_qa
+
+
+RUN_IN_TITLE = re.compile(r"\(run (\d{8}T\d{6}Z-[0-9a-f]+)\)$")  # tools/evidence/writeback.py's document_title
+
+
+def newest_first(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Impact documents by the run in their title, newest first (run ids start with their UTC time); documents of
+    another origin after them, in the catalog's order."""
+
+    def run_id(document: dict[str, Any]) -> str:
+        match = RUN_IN_TITLE.search((document.get("info") or {}).get("title") or "")
+        return match.group(1) if match else ""
+
+    return sorted(documents, key=run_id, reverse=True)
