@@ -9,6 +9,7 @@ many and where the full result is. The hidden marker lets a workflow find and up
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tools.catalog.resolve import dataset_name
@@ -181,11 +182,9 @@ def _evidence_link(entry: EntryResult, url_base: str | None, link_root: Path | N
 
 
 def _relative(path: str, root: Path) -> str:
-    """`path` relative to `root` when it lies below it (a link that works next to the Markdown file)."""
-    try:
-        return Path(path).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path
+    """`path` relative to `root`, with `../` where it lies elsewhere: a link that works next to the Markdown file
+    (and in a copy of both folders), never an absolute path of this machine."""
+    return Path(os.path.relpath(Path(path).resolve(), root.resolve())).as_posix()
 
 
 def _footer(result: CheckResult) -> str:

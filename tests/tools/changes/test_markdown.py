@@ -191,7 +191,9 @@ def test_evidence_links_relative_or_under_a_base_url(tmp_path: Path) -> None:
     result = sample(tmp_path / "home")
     relative = render_markdown(result, link_root=tmp_path)
     assert "Evidence: [report](home/runs/20260101T000000Z-run0/report.md) (run `20260101T000000Z-run0`)" in relative
-    absolute = render_markdown(result)
+    beside = render_markdown(result, link_root=tmp_path / "summaries")  # the summary written in another folder
+    assert "[report](../home/runs/20260101T000000Z-run1/report.md)" in beside and str(tmp_path) not in beside
+    absolute = render_markdown(result)  # no folder given (a library caller): the path as recorded
     assert f"[report]({tmp_path}/home/runs/20260101T000000Z-run1/report.md)" in absolute
     based = render_markdown(result, evidence_url_base="https://ci.example/artifacts/")
     assert "[report](https://ci.example/artifacts/20260101T000000Z-run0/report.md)" in based
