@@ -54,7 +54,12 @@ def _cmd_check(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
         published=approval is not None and any(e.publication == "published" for e in entries),
     )
     if args.markdown is not None:
-        markdown = render_markdown(result, evidence_url_base=args.evidence_url_base, link_root=args.markdown.parent)
+        markdown = render_markdown(
+            result,
+            evidence_url_base=args.evidence_url_base,
+            evidence_artifact=args.evidence_artifact,
+            link_root=args.markdown.parent,
+        )
         args.markdown.write_text(markdown, encoding="utf-8")
     print(result.model_dump_json(indent=2) if args.json else render_text(result))
     failed = [e for e in entries if e.publication == "failed"]

@@ -146,7 +146,14 @@ def _add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "--evidence-url-base",
         default=None,
         metavar="URL",
-        help="link evidence in the Markdown as URL/<run_id>/report.md (e.g. a CI artifact) instead of local paths",
+        help="link evidence in the Markdown as URL/<run_id>/report.md (where the runs are served) instead of paths",
+    )
+    check.add_argument(
+        "--evidence-artifact",
+        default=None,
+        metavar="URL",
+        help="the runs are a CI artifact downloadable at URL (e.g. the workflow run's page): name each report's path "
+        "in it and link URL",
     )
     check.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v2.yaml)")
     check.add_argument("--publish", action="store_true", help="write the verdicts to the catalog (needs an approval)")

@@ -10,6 +10,7 @@ many and where the full result is. The hidden marker lets a workflow find and up
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools.catalog.resolve import dataset_name
@@ -33,11 +34,15 @@ def render_markdown(
     result: CheckResult,
     *,
     evidence_url_base: str | None = None,
+    evidence_artifact: str | None = None,
     link_root: Path | None = None,
     limit: int = COMMENT_LIMIT,
 ) -> str:
     """The summary, at most `limit` characters. Evidence links are `evidence_url_base/<run_id>/report.md` when a
-    base is given (a CI artifact's URL), else the report's path relative to `link_root` (default: as recorded)."""
+    base is given (where the runs are served); with `evidence_artifact` (the page of a CI artifact, which is a zip
+    download, not served file by file) the report's path inside the artifact and one link to that page; else the
+    report's path relative to `link_root` (default: as recorded)."""
+    links = EvidenceLinks(evidence_url_base, evidence_artifact, link_root)
     head = [
         f"**{result.verdict}** Provenance check of `{result.file}`: {_counts(result)} (exit code {result.exit_code})"
     ]
@@ -46,7 +51,7 @@ def render_markdown(
     parts = ["\n".join(head)]
     budget = limit - _FOOTER_ROOM - len(parts[0])
     shown = 0
-    for block, entries in _blocks(result, evidence_url_base, link_root):
+    for block, entries in _blocks(result, links):
         if len(block) + 2 > budget:
             break  # later blocks would show entries out of order; the note below counts what is missing
         parts.append(block)
@@ -62,7 +67,14 @@ def render_markdown(
     return "\n\n".join(parts) + "\n"
 
 
-def _blocks(result: CheckResult, url_base: str | None, link_root: Path | None) -> list[tuple[str, int]]:
+@dataclass(frozen=True)
+class EvidenceLinks:
+    url_base: str | None = None
+    artifact: str | None = None
+    root: Path | None = None
+
+
+def _blocks(result: CheckResult, links: EvidenceLinks) -> list[tuple[str, int]]:
     """The body in order, as (Markdown block, number of entries it shows)."""
     blocks: list[tuple[str, int]] = []
     for kind, title in _SECTIONS.items():
@@ -73,7 +85,7 @@ def _blocks(result: CheckResult, url_base: str | None, link_root: Path | None) -
         if kind == "unmapped":
             blocks.append((_unmapped_table(entries), len(entries)))
         else:
-            blocks += [(_entry(e, url_base, link_root), 1) for e in entries]
+            blocks += [(_entry(e, links), 1) for e in entries]
     return blocks
 
 
@@ -87,7 +99,7 @@ def _counts(result: CheckResult) -> str:
     return f"{len(result.entries)} entr{'y' if len(result.entries) == 1 else 'ies'} ({tally})"
 
 
-def _entry(entry: EntryResult, url_base: str | None, link_root: Path | None) -> str:
+def _entry(entry: EntryResult, links: EvidenceLinks) -> str:
     lines = [f"#### **{entry.verdict}** `{_cell(entry.label)}`"]
     context = []
     if entry.dataset:
@@ -108,7 +120,7 @@ def _entry(entry: EntryResult, url_base: str | None, link_root: Path | None) -> 
     items += [f"- not tested: {_cell(item)}" for item in entry.not_tested]
     if items:
         lines += ["", *items]
-    link = _evidence_link(entry, url_base, link_root)
+    link = _evidence_link(entry, links)
     if link:
         lines.append(f"\nEvidence: {link}" + (f" · publication: {entry.publication}" if entry.publication else ""))
     return "\n".join(lines)
@@ -171,13 +183,15 @@ def _reasons(m: ModelOutcome) -> str:
     return "; ".join(_cell(r) for r in m.reasons[:_MAX_REASONS])
 
 
-def _evidence_link(entry: EntryResult, url_base: str | None, link_root: Path | None) -> str:
+def _evidence_link(entry: EntryResult, links: EvidenceLinks) -> str:
     if entry.run_id is None or entry.report is None:
         return ""
-    if url_base:
-        target = f"{url_base.rstrip('/')}/{entry.run_id}/report.md"
+    if links.artifact:
+        return f"`{entry.run_id}/report.md` in the [evidence artifact]({links.artifact}) (run `{entry.run_id}`)"
+    if links.url_base:
+        target = f"{links.url_base.rstrip('/')}/{entry.run_id}/report.md"
     else:
-        target = _relative(entry.report, link_root) if link_root is not None else entry.report
+        target = _relative(entry.report, links.root) if links.root is not None else entry.report
     return f"[report]({target.replace(' ', '%20')}) (run `{entry.run_id}`)"
 
 

@@ -195,6 +195,13 @@ def test_evidence_links_relative_or_under_a_base_url(tmp_path: Path) -> None:
     assert "[report](../home/runs/20260101T000000Z-run1/report.md)" in beside and str(tmp_path) not in beside
     absolute = render_markdown(result)  # no folder given (a library caller): the path as recorded
     assert f"[report]({tmp_path}/home/runs/20260101T000000Z-run1/report.md)" in absolute
+    run_page = "https://github.com/o/r/actions/runs/42"
+    artifact = render_markdown(result, evidence_artifact=run_page, link_root=tmp_path)
+    assert (
+        f"Evidence: `20260101T000000Z-run0/report.md` in the [evidence artifact]({run_page}) "
+        "(run `20260101T000000Z-run0`)"
+    ) in artifact
+    assert f"{run_page}/20260101T000000Z" not in artifact  # no per-file link GitHub would not serve
     based = render_markdown(result, evidence_url_base="https://ci.example/artifacts/")
     assert "[report](https://ci.example/artifacts/20260101T000000Z-run0/report.md)" in based
     assert str(tmp_path) not in based
