@@ -69,6 +69,8 @@ def test_the_example_workflow_uses_the_actions_inputs_and_outputs() -> None:
     steps = workflow["jobs"]["provenance"]["steps"]
     gate = next(s for s in steps if s.get("id") == "provenance")
     assert set(gate["with"]) <= set(ACTION["inputs"])
+    # the runs are uploaded as an artifact (a zip): name paths in it, never per-file URLs under the run's page
+    assert "evidence-url-base" not in gate["with"] and "actions/runs" in gate["with"]["evidence-artifact"]
     for step in steps:
         for output in re.findall(r"steps\.provenance\.outputs\.([\w-]+)", json.dumps(step)):
             assert output in ACTION["outputs"]
