@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from agent.context import AgentContext
+from agent.conversation import UpdateHook
 from agent.graph import build_graph
 from agent.schemas import ExperimentPlan, FieldContext, Intent, PlannerName, RouteDecision
 from agent.state import state_from_values
@@ -90,19 +91,27 @@ class AssessmentResult(BaseModel):
         }
 
 
-async def assess_change(context: AgentContext, dataset_urn: str, field: str, mutation: Mutation) -> AssessmentResult:
+async def assess_change(
+    context: AgentContext, dataset_urn: str, field: str, mutation: Mutation, on_update: UpdateHook | None = None
+) -> AssessmentResult:
     """Run one fixed assessment through the graph on `context`'s catalog (opened lazily, kept open for reuse).
 
     A request the catalog or the data cannot serve (unknown dataset or field, an operator that does not fit the
     field) raises PlanError; a stage that failed before any run was recorded raises CatalogError. A run whose
-    experiment failed is returned: its evidence says INCOMPLETE and names the stage."""
+    experiment failed is returned: its evidence says INCOMPLETE and names the stage. `on_update` hears each node's
+    update as it ends (the terminal's progress)."""
     fixed = dataclasses.replace(context, planner=FixedPlanner(dataset_urn, field, mutation))
     graph = build_graph(context=fixed, checkpointer=InMemorySaver())
     question = f"assess: {mutation.describe(field)} on {dataset_urn}.{field}"
     config: Any = {"configurable": {"thread_id": f"assess-{uuid.uuid4().hex[:12]}"}}
+    graph_input = {"messages": [HumanMessage(question)], "publish_mode": "no_publish"}
     with collect_calls():  # the evidence counts this assessment's calls
-        values = await graph.ainvoke({"messages": [HumanMessage(question)], "publish_mode": "no_publish"}, config)
-    state = state_from_values(values)
+        async for chunk in graph.astream(graph_input, config, stream_mode="updates", subgraphs=True):
+            namespace, updates = cast(tuple[tuple[str, ...], dict[str, Any]], chunk)
+            for node, update in updates.items():
+                if on_update is not None and node != "__interrupt__":
+                    await on_update(node if not namespace else f"experiment.{node}", update or {})
+    state = state_from_values((await graph.aget_state(config)).values)
     failures, run_id = state.failures, state.run_id
     if run_id is None:
         refused = [f.message for f in failures if f.kind == "input"]

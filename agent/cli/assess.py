@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> AssessmentResult:
     from agent.assessment import assess_change
+    from agent.cli.progress import terminal_progress
     from agent.context import AgentContext
     from policies import load_policy
     from tools.catalog.handle import CatalogHandle
@@ -36,7 +37,8 @@ async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> Ass
     policy = load_policy(args.policy)
     async with CatalogHandle(settings) as handle:
         context = AgentContext(settings=settings, policy=policy, catalog=handle)
-        return await assess_change(context, args.dataset, args.field, mutation)
+        progress = terminal_progress(json_output=args.json)
+        return await assess_change(context, args.dataset, args.field, mutation, on_update=progress)
 
 
 def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import getpass
 import sys
 
 from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
+from agent.cli.progress import terminal_progress
 from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.nodes.approval import publish_run
@@ -67,7 +68,7 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
     async with open_session(settings, model=chat_model_from_env()) as session:
         if question is not None:
             mode: PublishMode = "no_publish" if args.no_publish else "ask"
-            turn = await session.ask(question, thread_id=args.thread, mode=mode)
+            turn = await session.ask(question, thread_id=args.thread, mode=mode, on_update=terminal_progress())
         else:
             decision = _decision(args)
             if decision is None or await session.pending(args.thread) is None:
