@@ -62,7 +62,9 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-READS_THE_CATALOG = frozenset({"ask", "resume", "assess", "lineage", "infer-changes"})
+# infer-changes is not here: a diff without SQL changes, or bad input, is answered without a catalog; when it needs
+# one, opening it refuses a missing or empty catalog the same way (tools/catalog/presence.py)
+READS_THE_CATALOG = frozenset({"ask", "resume", "assess", "lineage"})
 
 
 def _run(argv: Sequence[str] | None) -> int:

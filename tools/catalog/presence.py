@@ -22,7 +22,8 @@ def where_the_home_is(settings: ProvenanceSettings) -> str:
 
 
 def _entities(path: str) -> int:
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+    # immutable: reading must not create the -wal and -shm files a WAL database otherwise gets (nothing written)
+    with sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True) as conn:
         count = conn.execute("SELECT COUNT(DISTINCT urn) FROM metadata_aspect_v2").fetchone()[0]
     conn.close()
     return int(count)

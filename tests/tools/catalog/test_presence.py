@@ -35,7 +35,6 @@ def _provenance(cwd: Path, *args: str, home: Path | None = None) -> subprocess.C
     [
         [*LINEAGE, "--field", "amount"],
         ["ask", "What happens if payments.public.transactions.amount is sent in cents?"],
-        ["infer-changes", "--base", "HEAD"],
     ],
 )
 def test_outside_the_repository_a_command_refuses_and_leaves_no_home(tmp_path: Path, args: list[str]) -> None:
