@@ -105,13 +105,18 @@ async def assess_change(
     question = f"assess: {mutation.describe(field)} on {dataset_urn}.{field}"
     config: Any = {"configurable": {"thread_id": f"assess-{uuid.uuid4().hex[:12]}"}}
     graph_input = {"messages": [HumanMessage(question)], "publish_mode": "no_publish"}
+    values: dict[str, Any] = {}
     with collect_calls():  # the evidence counts this assessment's calls
-        async for chunk in graph.astream(graph_input, config, stream_mode="updates", subgraphs=True):
-            namespace, updates = cast(tuple[tuple[str, ...], dict[str, Any]], chunk)
-            for node, update in updates.items():
+        # the root graph's values as they stream (not read back from the checkpointer, which would deserialize them)
+        async for chunk in graph.astream(graph_input, config, stream_mode=["updates", "values"], subgraphs=True):
+            namespace, mode, data = cast(tuple[tuple[str, ...], str, dict[str, Any]], chunk)
+            if mode == "values":
+                values = data if not namespace else values
+                continue
+            for node, update in data.items():
                 if on_update is not None and node != "__interrupt__":
                     await on_update(node if not namespace else f"experiment.{node}", update or {})
-    state = state_from_values((await graph.aget_state(config)).values)
+    state = state_from_values(values)
     failures, run_id = state.failures, state.run_id
     if run_id is None:
         refused = [f.message for f in failures if f.kind == "input"]

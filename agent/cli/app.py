@@ -62,9 +62,10 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-# infer-changes is not here: a diff without SQL changes, or bad input, is answered without a catalog; when it needs
-# one, opening it refuses a missing or empty catalog the same way (tools/catalog/presence.py)
-READS_THE_CATALOG = frozenset({"ask", "resume", "assess", "lineage"})
+# ask and resume check it themselves, after the chat model's settings (a configuration error comes first);
+# infer-changes is not here: a diff without SQL changes, or bad input, is answered without a catalog. Opening a
+# catalog refuses a missing or empty one the same way (tools/catalog/presence.py).
+READS_THE_CATALOG = frozenset({"assess", "lineage"})
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -83,7 +84,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
     settings = load_settings()
     try:
-        if args.command in READS_THE_CATALOG:  # before a checkpoint, trace or log is created in a wrong home
+        if args.command in READS_THE_CATALOG:  # before anything is created in a wrong home
             from tools.catalog.presence import require_readable_catalog
 
             require_readable_catalog(settings)

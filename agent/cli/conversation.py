@@ -64,8 +64,11 @@ def _ask_on_terminal(request: ApprovalRequest, state: AgentState) -> ApprovalDec
 
 async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, question: str | None) -> int:
     from agent.llm import chat_model_from_env
+    from tools.catalog.presence import require_readable_catalog
 
-    async with open_session(settings, model=chat_model_from_env()) as session:
+    model = chat_model_from_env()
+    require_readable_catalog(settings)  # before the session creates checkpoints and traces in a wrong home
+    async with open_session(settings, model=model) as session:
         if question is not None:
             mode: PublishMode = "no_publish" if args.no_publish else "ask"
             turn = await session.ask(question, thread_id=args.thread, mode=mode, on_update=terminal_progress())
@@ -97,7 +100,12 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
             turn = await session.decide(turn.thread_id, decision)
         print(turn.answer)
         if question is not None and not understood(turn.state):
-            return EXIT_BAD_INPUT  # the answer said what it can do; a script must not read this as success
+            print(
+                "error: the question was not read as a catalog question or a change to test; rephrase it as one "
+                'of the above, e.g. "What happens if payments.transactions.amount is sent in cents?"',
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT  # a script must not read this as success
         verdict, failures = turn.state.verdict, turn.state.failures
         if verdict and turn.state.run_id:
             return EXIT_CODES[str(verdict)]

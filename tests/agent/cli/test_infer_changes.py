@@ -102,17 +102,20 @@ def test_infers_the_change_file_through_the_demo_catalog(repo: GitRepo, seeded_h
 
 
 @pytest.mark.slow
-def test_stdout_and_json_outputs(repo: GitRepo, tmp_path: Path) -> None:
-    # --dataset names the model's dataset, yet the catalog is still read for its schema: an empty home has none,
-    # so every finding stays for review by hand, with the reason.
-    home = tmp_path / "home"
+def test_stdout_and_json_outputs(repo: GitRepo, tmp_path: Path, seeded_home: Path) -> None:
+    # --dataset names the model's dataset, yet the catalog is still read for its schema: a home without a catalog
+    # is refused (it would leave every finding "not in the catalog"), saying where it looked
     args = ["--repo", str(repo.root), "--base", "main~1", "--dataset", f"transactions={POSTGRES_TABLE_URN}"]
+    empty = _subprocess(tmp_path / "empty-home", *args, "--output", "-")
+    assert empty.returncode == 2 and f"no catalog at {tmp_path / 'empty-home' / 'catalog.db'}" in empty.stderr
+    home = seeded_home
     done = _subprocess(home, *args, "--output", "-")
     assert done.returncode == 0, done.stderr
     written = yaml.safe_load(done.stdout)
-    assert written["version"] == 1 and written["changes"] == []
-    assert all("not in the catalog" in entry["reason"] for entry in written["unmapped"][1:])
-    assert "REVIEW BY HAND" in done.stderr  # the summary goes to stderr when the file goes to stdout
+    assert written["version"] == 1 and written["changes"], written
+    assert [c["field"] for c in written["changes"]] == ["amount", "merchant_category"]
+    assert "2 change(s), 1 structural, 1 to review by hand -> stdout" in done.stderr  # the summary: stderr
+    assert "REVIEW BY HAND" in done.stderr and "REVIEW BY HAND" not in done.stdout
 
     done = _subprocess(home, *args, "--output", str(tmp_path / "c.yml"), "--json")
     assert done.returncode == 0, done.stderr
