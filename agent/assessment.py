@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from agent.context import AgentContext
-from agent.conversation import UpdateHook
+from agent.conversation import UpdateHook, relay_updates
 from agent.graph import build_graph
 from agent.schemas import ExperimentPlan, FieldContext, Intent, PlannerName, RouteDecision
 from agent.state import state_from_values
@@ -112,10 +112,8 @@ async def assess_change(
             namespace, mode, data = cast(tuple[tuple[str, ...], str, dict[str, Any]], chunk)
             if mode == "values":
                 values = data if not namespace else values
-                continue
-            for node, update in data.items():
-                if on_update is not None and node != "__interrupt__":
-                    await on_update(node if not namespace else f"experiment.{node}", update or {})
+            else:
+                await relay_updates(namespace, data, on_update)
     state = state_from_values(values)
     failures, run_id = state.failures, state.run_id
     if run_id is None:

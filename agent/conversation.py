@@ -41,6 +41,15 @@ UpdateHook = Callable[[str, dict[str, Any]], Awaitable[None]]
 """Called with (node name, the node's state update) as each node finishes; the chat shows them as steps."""
 
 
+async def relay_updates(namespace: tuple[str, ...], updates: dict[str, Any], on_update: UpdateHook | None) -> None:
+    """One streamed chunk of node updates to `on_update`; a subgraph's nodes are named `experiment.<node>`."""
+    if on_update is None:
+        return
+    for node, update in updates.items():
+        if node != "__interrupt__":
+            await on_update(node if not namespace else f"experiment.{node}", update or {})
+
+
 @dataclass
 class TurnResult:
     thread_id: str
@@ -82,11 +91,7 @@ class Session:
             graph_input, self.config(thread_id, callbacks), stream_mode="updates", subgraphs=True
         ):
             namespace, updates = cast(tuple[tuple[str, ...], dict[str, Any]], chunk)
-            if on_update is None:
-                continue
-            for node, update in updates.items():
-                if node != "__interrupt__":
-                    await on_update(node if not namespace else f"experiment.{node}", update or {})
+            await relay_updates(namespace, updates, on_update)
         return await self.result(thread_id)
 
     async def _turn(

@@ -39,8 +39,11 @@ def _normal_ci(delta: float, influence: np.ndarray, z: float) -> tuple[float, fl
     return delta - z * se, delta + z * se
 
 
-def _relative(delta: float, baseline: float) -> float | None:
-    return delta / baseline if baseline > 0 else None
+def _error_change(baseline: float, mutated: float, low: float, high: float) -> PairedChange:
+    """A paired error change; relative to the baseline error, which is None for a perfect (0) baseline."""
+    delta = mutated - baseline
+    relative = delta / baseline if baseline > 0 else None
+    return PairedChange(baseline=baseline, mutated=mutated, delta=delta, ci_low=low, ci_high=high, relative=relative)
 
 
 def paired_regression(
@@ -63,22 +66,8 @@ def paired_regression(
     moved = int(np.count_nonzero(moved_rows))
     moved_lo, moved_hi = wilson_interval(moved, len(y), confidence)
     metrics = RegressionMetrics(
-        mae=PairedChange(
-            baseline=mae_b,
-            mutated=mae_m,
-            delta=mae_m - mae_b,
-            ci_low=mae_lo,
-            ci_high=mae_hi,
-            relative=_relative(mae_m - mae_b, mae_b),
-        ),
-        rmse=PairedChange(
-            baseline=rmse_b,
-            mutated=rmse_m,
-            delta=rmse_m - rmse_b,
-            ci_low=rmse_lo,
-            ci_high=rmse_hi,
-            relative=_relative(rmse_m - rmse_b, rmse_b),
-        ),  # fmt: skip
+        mae=_error_change(mae_b, mae_m, mae_lo, mae_hi),
+        rmse=_error_change(rmse_b, rmse_m, rmse_lo, rmse_hi),
         tolerance=tolerance,
         tolerance_basis=f"{tolerance_fraction:g} x baseline prediction std",
         moved=moved,
