@@ -12,12 +12,12 @@ from agent.cli.progress import terminal_progress
 from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.nodes.approval import publish_run
+from agent.nodes.respond import measured_lines
 from agent.schemas import Intent
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest, PublishMode
 from tools.catalog.handle import CatalogHandle
 from tools.evidence.schema import Evidence
 from tools.evidence.store import EvidenceError, list_run_ids, read_evidence
-from tools.evidence.task_views import task_view
 from tools.mutations import PlanError
 from tools.settings import ProvenanceSettings
 
@@ -49,11 +49,8 @@ def approval_text(request: ApprovalRequest) -> list[str]:
 
 def why(state: AgentState) -> list[str]:
     """What a person needs before deciding: the verdict, each model's reason, each measured model's numbers."""
-    lines = [f"Verdict: {state.verdict}", *(f"  - {reason}" for reason in state.verdict_reasons)]
-    for result in state.model_results:
-        if result.metrics is not None:
-            lines.append(f"  {result.name}: {result.verdict} — {task_view(result.metrics).short()}")
-    return lines
+    reasons = [f"  - {reason}" for reason in state.verdict_reasons]
+    return [f"Verdict: {state.verdict}", *reasons, *(f"  {line}" for line in measured_lines(state))]
 
 
 def _ask_on_terminal(request: ApprovalRequest, state: AgentState) -> ApprovalDecision:

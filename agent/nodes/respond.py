@@ -32,11 +32,7 @@ def make_respond(ctx: AgentContext) -> Node:
             lines += [f"  - {reason}" for reason in state.verdict_reasons]
             if state.plan_record:
                 lines.append(f"Change tested: {state.plan_record.description}")
-            for result in state.model_results:
-                if result.metrics:  # the task's own numbers (tools/evidence/task_views.py), never another's
-                    view = task_view(result.metrics)
-                    task = "" if view.task == "binary" else f" ({view.task})"
-                    lines.append(f"{result.name}{task}: {result.verdict} — {view.short()}")
+            lines += measured_lines(state)
             lines += next_steps(state)
             lines.append(f"Evidence: {runs_dir(ctx.settings.home) / state.run_id / REPORT_FILE}")
             if state.publication:
@@ -48,6 +44,17 @@ def make_respond(ctx: AgentContext) -> Node:
         return {"answer": answer, "messages": [AIMessage(answer)]}
 
     return respond
+
+
+def measured_lines(state: AgentState) -> list[str]:
+    """Each measured model's verdict and its task's own numbers (tools/evidence/task_views.py), never another's."""
+    lines = []
+    for result in state.model_results:
+        if result.metrics:
+            view = task_view(result.metrics)
+            task = "" if view.task == "binary" else f" ({view.task})"
+            lines.append(f"{result.name}{task}: {result.verdict} — {view.short()}")
+    return lines
 
 
 def next_steps(state: AgentState) -> list[str]:
