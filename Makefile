@@ -3,6 +3,11 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
+UV_VERSION := 0.13.9
+# uv installs the locked requirements (requirements/*.txt, `make lock`): seconds where pip's resolver took minutes.
+# INSTALLER=pip installs the same lock with pip, for a machine whose package index only pip is configured for.
+INSTALLER ?= uv
 export PROVENANCE_HOME ?= $(CURDIR)/.provenance
 
 # Python 3.12 preferred, 3.11 accepted: the first candidate that actually runs and is >= 3.11.
@@ -19,16 +24,42 @@ export POSTGRES_INITDB ?= /usr/lib/postgresql/*/bin/initdb
 # tests/tools/changes and tests/test_action build real git repositories (infer-changes reads git history).
 SYSTEM_DEPS ?= $(CHROMIUM):chromium $(POSTGRES_INITDB):postgresql /usr/bin/git:git
 
-.PHONY: demo test check lint system-deps chat clean
+.PHONY: demo test check lint system-deps chat clean lock
 
-$(STAMP): pyproject.toml
+ifeq ($(INSTALLER),pip)
+INSTALL = $(BIN)/python -m pip install --progress-bar off
+else
+INSTALL = $(BIN)/uv pip install --python $(BIN)/python
+endif
+
+$(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python >= 3.11 not found; install python3.12 (or 3.11)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
-	touch $(STAMP)
+	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
 
-demo: $(STAMP)
+# The demo installs what the product runs on (requirements/demo.txt), not the test and lint tooling.
+$(DEMO_STAMP): pyproject.toml requirements/demo.txt | $(BIN)/python
+	@echo "Installing the locked requirements/demo.txt into $(VENV) ($(INSTALLER))"
+	$(INSTALL) -r requirements/demo.txt
+	$(INSTALL) --no-deps -e .
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml requirements/dev.txt | $(BIN)/python
+	@echo "Installing the locked requirements/dev.txt into $(VENV) ($(INSTALLER))"
+	$(INSTALL) -r requirements/dev.txt
+	$(INSTALL) --no-deps -e .
+	touch $(STAMP) $(DEMO_STAMP)
+
+# Re-resolve both locks after changing a requirement in pyproject.toml (uv asks the package index). The demo's lock
+# is resolved within the dev lock, so its pins are the dev pins (tests/test_locks.py checks both against pyproject).
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 --no-emit-package provenance \
+		-q -o requirements/dev.txt
+	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 -c requirements/dev.txt \
+		-q -o requirements/demo.txt
+
+demo: $(DEMO_STAMP)
 	$(BIN)/provenance demo
 
 lint: $(STAMP)
@@ -53,7 +84,7 @@ check: $(STAMP) lint
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not slow and not browser"
 
 # The chat UI on http://127.0.0.1:8000 (login provenance / $$PROVENANCE_CHAT_PASSWORD, default "provenance").
-chat: $(STAMP)
+chat: $(DEMO_STAMP)
 	@test -f "$${PROVENANCE_LITE_DB:-$(PROVENANCE_HOME)/catalog.db}" || $(BIN)/provenance seed
 	$(BIN)/chainlit run chainlit_app.py --host 127.0.0.1 --port 8000
 

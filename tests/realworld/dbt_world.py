@@ -18,7 +18,7 @@ own ``postgres``, ``dbt`` and ``mlflow`` ingestion sources.
 
 The dbt CLI cannot be installed into .venv (see the ``dbt`` extra in pyproject.toml): :func:`dbt_executable`
 installs it into its own venv ``.venv/dbt-cli`` from the exact pins of ``dbt_requirements.txt`` the first time
-(≈40 s, from the package index), or takes ``$PROVENANCE_DBT`` (the ``dbt`` executable of another venv: its
+(with uv, a dev requirement: a few seconds, where pip took ≈40 s), or takes ``$PROVENANCE_DBT`` (the ``dbt`` executable of another venv: its
 ``python`` runs dbt).
 
 ``python -m tests.realworld.dbt_world DIR [POSTGRES_URL]`` builds it standalone, for looking at it (without a URL
@@ -262,9 +262,10 @@ def dbt_executable() -> Path:
         if dbt.is_file() and stamp.is_file() and stamp.read_text() == _dbt_venv_stamp():
             return dbt
         shutil.rmtree(DBT_VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(DBT_VENV)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(DBT_VENV)], check=True)
+        python = DBT_VENV / "bin" / "python"
         done = subprocess.run(
-            [str(DBT_VENV / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)],
+            [sys.executable, "-m", "uv", "pip", "install", "-q", "--python", str(python), "-r", str(REQUIREMENTS)],
             capture_output=True,
             text=True,
         )
