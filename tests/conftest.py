@@ -142,7 +142,7 @@ if TYPE_CHECKING:
 def dbt_world(tmp_path_factory: pytest.TempPathFactory, postgres_cluster: Cluster) -> DbtWorld:
     """A world on the dbt stack (tests/realworld/dbt_world.py): raw.claims in the session's PostgreSQL server, the
     real dbt CLI, MLflow, and DataHub's postgres, dbt and mlflow sources into two Lite catalogs (`lite`, `rest`);
-    built once per session (~55 s; the first run ever also installs the dbt CLI into .venv/dbt-cli with uv, a few seconds).
+    built once per session (~55 s; the first run ever also installs the dbt CLI into .venv/dbt-cli, with uv).
     Read-only: use ``dbt_world_copy`` to write."""
     from tests.realworld.dbt_world import build_dbt_world
 

@@ -22,7 +22,7 @@ def _environment(python: str) -> dict[str, str]:
 
 
 def read_lock(path: Path, python: str) -> Pins:
-    """`name==version[ ; marker]` lines of a uv lock, for one Python version (pins whose marker excludes it left out)."""
+    """The `name==version[ ; marker]` lines of a uv lock that apply to one Python version."""
     pins: Pins = {}
     for line in path.read_text().splitlines():
         if not line or line[0] in "# \t-":

@@ -18,8 +18,8 @@ own ``postgres``, ``dbt`` and ``mlflow`` ingestion sources.
 
 The dbt CLI cannot be installed into .venv (see the ``dbt`` extra in pyproject.toml): :func:`dbt_executable`
 installs it into its own venv ``.venv/dbt-cli`` from the exact pins of ``dbt_requirements.txt`` the first time
-(with uv, a dev requirement: a few seconds, where pip took ≈40 s), or takes ``$PROVENANCE_DBT`` (the ``dbt`` executable of another venv: its
-``python`` runs dbt).
+(with uv, a dev requirement: a few seconds, where pip took ≈40 s), or takes ``$PROVENANCE_DBT`` (the ``dbt``
+executable of another venv: its ``python`` runs dbt).
 
 ``python -m tests.realworld.dbt_world DIR [POSTGRES_URL]`` builds it standalone, for looking at it (without a URL
 it starts a throw-away PostgreSQL server and stops it at the end: the catalogs and MLflow store stay).
