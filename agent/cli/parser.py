@@ -166,7 +166,8 @@ def _add_bind_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     bind = commands.add_parser(
         "bind",
         help="bind a model registered in MLflow so assess can test it (writes MLflow model-version tags)",
-        description="Finds the version's scikit-learn pickle, the held-out data the training run logged and the "
+        description="Finds the version's model file (MLflow's sklearn flavour, or xgboost/lightgbm with the "
+        "scikit-learn API; a classifier or a regressor), the held-out data the training run logged and the "
         "label; shows the provenance.* tags it will write and asks; writes them as MLflow model-version tags "
         "(DataHub's mlflow ingestion copies them into the model's custom properties) and, on the embedded "
         f"catalog, into the DataHub model at once. Needs {TRACKING_ENV}. Exit codes: 0 bound (or, with --check, "
@@ -176,7 +177,7 @@ def _add_bind_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     bind.add_argument("model", help="registered model name, name_version as DataHub names it, or the mlModel URN")
     bind.add_argument("--version", default=None, help="model version (default: the one in stage Production)")
     bind.add_argument("--eval-data", default=None, metavar="URI", help="held-out data, if the run logged none")
-    bind.add_argument("--label", default=None, metavar="COLUMN", help="the binary label column")
+    bind.add_argument("--label", default=None, metavar="COLUMN", help="the label column (the target, for a regressor)")
     bind.add_argument("--threshold", type=float, default=None, help="decision threshold in (0, 1), default 0.5")
     bind.add_argument("--yes", action="store_true", help="write without asking")
     bind.add_argument("--check", action="store_true", help="only report whether the existing binding works")

@@ -29,6 +29,7 @@ MLFLOW_MODEL = "provenance.mlflow_model"
 MLFLOW_VERSION = "provenance.mlflow_version"
 MLFLOW_RUN_ID = "provenance.mlflow_run_id"
 PICKLE_FORMATS = ("pickle", "cloudpickle")  # MLflow's sklearn serialization formats; both load with pickle
+XGBOOST_FORMAT = "xgboost"  # MLflow's xgboost flavour: XGBoost's own file format, not a pickle (flavours.py)
 TASKS: Final[tuple[Task, ...]] = get_args(Task)
 
 
@@ -51,7 +52,8 @@ class ModelBinding(BaseModel):
     task: Task | None = None  # provenance.task; None: detected from the pipeline (task.py)
     artifact_uri: str | None = None  # as recorded in the catalog
     eval_data_uri: str | None = None
-    serialization_format: str | None = None  # MLflow sklearn flavour's format; None: a joblib file
+    serialization_format: str | None = None  # pickle | cloudpickle | xgboost (MLflow's flavours); None: joblib
+    model_class: str | None = None  # for the xgboost format: the scikit-learn class the file loads into
     mlflow_model: str | None = None
     mlflow_version: str | None = None
     mlflow_run_id: str | None = None

@@ -1,6 +1,7 @@
-"""Reading what a model binding names: the artifact, unpickled only when the exact bytes read hash to the catalog's
-sha256 (joblib files and MLflow's `model.pkl` are pickles; the bytes are never read a second time, since the file
-could change in between), and the labelled evaluation data with the hash of its bytes.
+"""Reading what a model binding names: the artifact, loaded only when the exact bytes read hash to the catalog's
+sha256 (joblib files and MLflow's `model.pkl` are pickles, MLflow's xgboost flavour is XGBoost's own format; the
+bytes are never read a second time, since the file could change in between), and the labelled evaluation data
+with the hash of its bytes.
 
 The experiment reads the evaluation data with `load_eval_sample`, in bounded memory whatever the file's size: the
 whole file is hashed by streaming; only the model's columns and the label are read (Parquet `columns=`, CSV
@@ -23,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from tools.evidence.schema import SamplingRecord
-from tools.experiment.binding import PICKLE_FORMATS, BindingError, ModelBinding
+from tools.experiment.binding import PICKLE_FORMATS, XGBOOST_FORMAT, BindingError, ModelBinding
+from tools.experiment.flavours import load_xgboost
 from tools.experiment.sampling import SampleSpec, stratified_indices
 from tools.experiment.segments import is_categorical
 from tools.experiment.task import TaskDecision, check_labels, label_strata
@@ -60,19 +62,33 @@ def load_verified_pipeline(binding: ModelBinding) -> Any:
             f"artifact {binding.artifact_path}{where} has sha256 {actual}, but the binding records "
             f"{binding.artifact_sha256}; it was not loaded. Re-bind the model or restore the artifact",
         )
-    return unpickle_pipeline(data, binding.serialization_format, str(binding.artifact_path), any_task=True)
+    return load_pipeline_bytes(
+        data, binding.serialization_format, str(binding.artifact_path), any_task=True, model_class=binding.model_class
+    )
 
 
-def unpickle_pipeline(data: bytes, serialization_format: str | None, where: str, *, any_task: bool = False) -> Any:
-    """Unpickle bytes the caller has already verified (or just hashed) and check they are a classifier (with
+def load_pipeline_bytes(
+    data: bytes,
+    serialization_format: str | None,
+    where: str,
+    *,
+    any_task: bool = False,
+    model_class: str | None = None,
+) -> Any:
+    """Load bytes the caller has already verified (or just hashed) and check they are a classifier (with
     `any_task`, a model with predict_proba or predict: task.py decides which task). MLflow's `model.pkl` (pickle or
-    cloudpickle) is a plain pickle; anything else is read as joblib (which also reads plain pickles)."""
+    cloudpickle) is a plain pickle, its xgboost flavour XGBoost's own format (`model_class` says which class);
+    anything else is read as joblib (which also reads plain pickles)."""
     try:
-        if serialization_format in PICKLE_FORMATS:
+        if serialization_format == XGBOOST_FORMAT:
+            pipeline = load_xgboost(data, model_class, where)
+        elif serialization_format in PICKLE_FORMATS:
             pipeline = pickle.loads(data)
         else:
             pipeline = joblib.load(io.BytesIO(data))
-    except Exception as exc:  # any unpickling failure means the file is not a usable pipeline
+    except BindingError:
+        raise
+    except Exception as exc:  # any loading failure means the file is not a usable pipeline
         raise BindingError("not_a_pipeline", f"artifact {where} could not be loaded: {exc}") from exc
     if any_task and not callable(getattr(pipeline, "predict_proba", getattr(pipeline, "predict", None))):
         raise BindingError(

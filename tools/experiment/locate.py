@@ -3,7 +3,7 @@
 URIs are the ones people have: a path (absolute, or relative to the catalog file's folder), `file://…`, or any
 URI MLflow's artifact repositories handle (`runs:/…`, `models:/…`, `mlflow-artifacts:/…`, `s3://…`), fetched with
 `mlflow.artifacts.download_artifacts` into a local cache (MLflow is imported only then). A URI naming an MLflow
-model directory (it holds an `MLmodel` file) stands for the pickle of its scikit-learn flavour.
+model directory (it holds an `MLmodel` file) stands for its model file (flavours.py: sklearn, lightgbm, xgboost).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from tools.experiment.binding import (
@@ -28,7 +27,6 @@ from tools.experiment.binding import (
     MLFLOW_MODEL,
     MLFLOW_RUN_ID,
     MLFLOW_VERSION,
-    PICKLE_FORMATS,
     TASK,
     BindingError,
     ModelBinding,
@@ -36,18 +34,19 @@ from tools.experiment.binding import (
     parse_task,
     parse_threshold,
 )
+from tools.experiment.flavours import MLMODEL_FILE, model_file
 
-MLMODEL_FILE = "MLmodel"
 CACHE_FOLDER = "artifact-cache"  # under the catalog file's folder: downloads of non-local URIs
 
 
 class LocatedArtifact(BaseModel):
-    """Where an artifact URI's pickle is on this machine, and how it was serialised."""
+    """Where an artifact URI's model file is on this machine, and how it was serialised."""
 
     model_config = ConfigDict(frozen=True)
 
     path: Path
     serialization_format: str | None = None
+    model_class: str | None = None
     mlflow_model_dir: bool = False
 
 
@@ -96,8 +95,7 @@ def _download(uri: str, cache_dir: Path, code: str) -> Path:
             ) from exc
         fetched = _inside(fetched, staging)
         if fetched.is_dir() and (fetched / MLMODEL_FILE).is_file():
-            pickle_path, _ = _sklearn_pickle(fetched, uri)
-            keep = [fetched / MLMODEL_FILE, pickle_path]
+            keep = [fetched / MLMODEL_FILE, model_file(fetched, uri).path]
         elif fetched.is_dir():
             raise BindingError(code, f"{uri} is a folder without an {MLMODEL_FILE} file, not a model or a data file")
         else:
@@ -127,29 +125,6 @@ def _inside(path: Path, folder: Path) -> Path:
         return copy
 
 
-def _sklearn_pickle(model_dir: Path, uri: str) -> tuple[Path, str]:
-    """The pickle file and serialization format of an MLflow model directory's sklearn flavour."""
-    try:
-        meta = yaml.safe_load((model_dir / MLMODEL_FILE).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise BindingError("not_a_pipeline", f"{uri}: its {MLMODEL_FILE} file could not be read: {exc}") from exc
-    flavors = meta.get("flavors") if isinstance(meta, dict) else None
-    flavour = flavors.get("sklearn") if isinstance(flavors, dict) else None
-    if not isinstance(flavour, dict) or not isinstance(flavour.get("pickled_model"), str):
-        names = ", ".join(sorted(flavors)) if isinstance(flavors, dict) else "none"
-        raise BindingError(
-            "not_a_pipeline",
-            f"{uri} is an MLflow model without a scikit-learn flavour (flavours: {names}); "
-            "only scikit-learn pipelines can be tested",
-        )
-    fmt = str(flavour.get("serialization_format") or "cloudpickle")
-    if fmt not in PICKLE_FORMATS:
-        raise BindingError(
-            "not_a_pipeline", f"{uri}: unknown scikit-learn serialization format {fmt!r} (expected pickle/cloudpickle)"
-        )
-    return model_dir / flavour["pickled_model"], fmt
-
-
 def locate_file(uri: str, base_dir: Path, cache_dir: Path, *, code: str = "missing_eval_data") -> Path:
     """The local file a data URI names (downloaded when it is not local)."""
     if is_local_uri(uri):
@@ -158,11 +133,16 @@ def locate_file(uri: str, base_dir: Path, cache_dir: Path, *, code: str = "missi
 
 
 def locate_artifact(uri: str, base_dir: Path, cache_dir: Path) -> LocatedArtifact:
-    """The local pickle an artifact URI names: the file itself, or an MLflow model directory's sklearn pickle."""
+    """The local model file an artifact URI names: the file itself, or an MLflow model directory's model file."""
     path = locate_file(uri, base_dir, cache_dir, code="missing_artifact")
     if path.is_dir() and (path / MLMODEL_FILE).is_file():
-        pickle_path, fmt = _sklearn_pickle(path, uri)
-        return LocatedArtifact(path=pickle_path, serialization_format=fmt, mlflow_model_dir=True)
+        found = model_file(path, uri)
+        return LocatedArtifact(
+            path=found.path,
+            serialization_format=found.serialization_format,
+            model_class=found.model_class,
+            mlflow_model_dir=True,
+        )
     return LocatedArtifact(path=path)
 
 
@@ -196,6 +176,7 @@ def resolve_binding(custom_properties: dict[str, str], base_dir: Path, cache_dir
         artifact_uri=artifact_uri,
         eval_data_uri=eval_uri,
         serialization_format=artifact.serialization_format,
+        model_class=artifact.model_class,
         mlflow_model=custom_properties.get(MLFLOW_MODEL) or None,
         mlflow_version=custom_properties.get(MLFLOW_VERSION) or None,
         mlflow_run_id=custom_properties.get(MLFLOW_RUN_ID) or None,

@@ -33,11 +33,11 @@ from tools.experiment.binding import (
 from tools.experiment.loading import (
     check_label,
     expected_columns,
+    load_pipeline_bytes,
     load_verified_pipeline,
     read_artifact_bytes,
     read_table,
     sha256_bytes,
-    unpickle_pipeline,
 )
 from tools.experiment.locate import is_local_uri, locate_artifact, locate_file, resolve_binding
 from tools.experiment.task import TaskDecision, check_labels, decide_task
@@ -152,7 +152,9 @@ def _artifact(version: ModelVersionInfo, cwd: Path, cache: Path) -> tuple[str, A
             continue
         digest = sha256_bytes(data)
         # exactly the bytes hashed; any task assess measures (binary, multiclass, regression: task.py decides)
-        pipeline = unpickle_pipeline(data, located.serialization_format, uri, any_task=True)
+        pipeline = load_pipeline_bytes(
+            data, located.serialization_format, uri, any_task=True, model_class=located.model_class
+        )
         inputs = expected_columns(pipeline)
         fmt = located.serialization_format or "joblib"
         note = (

@@ -32,11 +32,15 @@ def register(
     *,
     inputs: tuple[tuple[str, str, Path], ...] = (),
     as_mlflow_model: bool = True,
+    flavour: str = "sklearn",
 ) -> str:
-    """Log `model` on a new run of the world's experiment (as an MLflow sklearn model, or as a bare joblib file),
-    log `inputs` (context, dataset name, CSV path) and register it as `name`; returns the version."""
+    """Log `model` on a new run of the world's experiment (as an MLflow model of `flavour`: sklearn, xgboost or
+    lightgbm; or as a bare joblib file), log `inputs` (context, dataset name, CSV path) and register it as `name`;
+    returns the version."""
     import mlflow.data
+    import mlflow.lightgbm
     import mlflow.sklearn
+    import mlflow.xgboost
     from mlflow.entities import DatasetInput, InputTag
 
     client = mlflow_client(world)
@@ -52,7 +56,8 @@ def register(
     with tempfile.TemporaryDirectory() as scratch:
         if as_mlflow_model:
             local = Path(scratch) / "model"
-            mlflow.sklearn.save_model(model, str(local), pip_requirements=[])
+            saver = {"sklearn": mlflow.sklearn, "xgboost": mlflow.xgboost, "lightgbm": mlflow.lightgbm}[flavour]
+            saver.save_model(model, str(local), pip_requirements=[])
             client.log_artifacts(run_id, str(local), "model")
             source = f"{run.info.artifact_uri}/model"
         else:

@@ -134,6 +134,35 @@ def test_a_multiclass_classifier_and_a_regressor_bind_as_assess_measures_them(re
         propose(registry(world), ModelRef.parse("bands"), BindOptions(label="defaulted"))
 
 
+@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
+def test_models_logged_with_mlflows_xgboost_and_lightgbm_flavours_bind(
+    real_world_copy: RealWorld, flavour: str
+) -> None:
+    import lightgbm
+    import xgboost
+
+    world = real_world_copy
+    frame = pd.read_csv(world.holdout_csv)
+    frame["spend"] = frame["loan_amount"] * 0.5 + frame["income"] * 0.01
+    labelled = world.dir / "labelled.csv"
+    frame.to_csv(labelled, index=False)
+    inputs = ["income", "loan_amount"]
+    if flavour == "xgboost":
+        classifier: object = xgboost.XGBClassifier(n_estimators=10).fit(frame[inputs], frame["defaulted"])
+        regressor: object = xgboost.XGBRegressor(n_estimators=10).fit(frame[inputs], frame["spend"])
+    else:
+        classifier = lightgbm.LGBMClassifier(n_estimators=10, verbose=-1).fit(frame[inputs], frame["defaulted"])
+        regressor = lightgbm.LGBMRegressor(n_estimators=10, verbose=-1).fit(frame[inputs], frame["spend"])
+    for name, model, label in ((f"{flavour}_risk", classifier, "defaulted"), (f"{flavour}_spend", regressor, "spend")):
+        register(world, name, model, inputs=(("eval", "labelled", labelled),), flavour=flavour)
+        proposal = propose(registry(world), ModelRef.parse(name), BindOptions(label=label))
+        findings = " ".join(proposal.findings)
+        assert f"a {type(model).__name__}" in findings and "inputs income, loan_amount" in findings
+        assert ("xgboost" if flavour == "xgboost" else "cloudpickle") in findings  # how the file was read
+        result = check(proposal.tags, world.dir, "tags")
+        assert result.valid, result.problems
+
+
 def test_eval_data_without_the_model_inputs_is_refused(real_world: RealWorld, tmp_path: Path) -> None:
     partial = tmp_path / "partial.csv"
     partial.write_text("income,defaulted\n1.0,0\n2.0,1\n")
