@@ -7,4 +7,5 @@ CAPABILITIES = """I can answer, from DataHub:
 and I can test a proposed change to a field against every production model that uses it:
   "What happens if payments.transactions.amount is sent in cents instead of dollars?"
 Changes I can test: unit changes (scale), shifts and time-zone shifts, N% nulls, renamed or new categories,
-rounding, clipping, noise, sign flips, shuffling, constant values."""
+rounding, clipping, noise, sign flips, shuffling, constant values; a dropped or renamed column is judged by the
+policy's structural rule, as `provenance check` judges it."""

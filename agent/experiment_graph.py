@@ -1,4 +1,5 @@
-"""The deterministic experiment subgraph: measure (binding, inference, metrics) -> judge (policy, verdict).
+"""The deterministic experiment subgraph: measure (binding, inference, metrics) -> judge (policy, verdict); a
+dropped or renamed column (a structural plan) is judged by the policy's structural rule instead of measured.
 
 No LLM is reachable from here. Plots are staged on disk next to the runs, not kept in the state. The CPU-bound
 work (unpickling, inference, metrics, plots) runs in the context's executor, never on the event loop.
@@ -18,6 +19,7 @@ from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.state import AgentState
 from policies import Decision, evaluate
+from tools.changes.structural import structural_evidence
 from tools.errors import failure_kind
 from tools.evidence.schema import ModelEvidence, StageFailure, new_run_id
 from tools.evidence.store import runs_dir
@@ -62,6 +64,22 @@ def make_measure(ctx: AgentContext) -> Node:
     return measure
 
 
+def make_structural(ctx: AgentContext) -> Node:
+    @captured("policy")
+    async def structural(state: AgentState) -> dict[str, Any]:
+        assert state.discovery is not None and state.plan_record is not None and state.field_context is not None
+        change = state.plan_record.structural
+        assert change is not None
+        field = state.field_context.field
+        return {"model_results": structural_evidence(state.discovery, change, field, ctx.policy.policy)}
+
+    return structural
+
+
+def measured_or_structural(state: AgentState) -> str:
+    return "structural" if state.plan_record is not None and state.plan_record.structural else "measure"
+
+
 def make_judge(ctx: AgentContext) -> Node:
     @captured("policy")
     async def judge(state: AgentState) -> dict[str, Any]:
@@ -82,8 +100,10 @@ def make_judge(ctx: AgentContext) -> Node:
 def build_experiment_graph(ctx: AgentContext) -> CompiledStateGraph[Any, Any, Any, Any]:
     builder = StateGraph(AgentState)
     builder.add_node("measure", make_measure(ctx))
+    builder.add_node("structural", make_structural(ctx))
     builder.add_node("judge", make_judge(ctx))
-    builder.add_edge(START, "measure")
+    builder.add_conditional_edges(START, measured_or_structural, ["measure", "structural"])
     builder.add_edge("measure", "judge")
+    builder.add_edge("structural", "judge")
     builder.add_edge("judge", END)
     return builder.compile()

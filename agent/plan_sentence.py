@@ -38,6 +38,11 @@ def change_tested(plan: ExperimentPlan, target: str) -> str:
     """One sentence: the change on `target` (e.g. `payments.public.transactions.amount`), the share of rows and the
     seed, the rationale, and what was assumed. E.g. `scale payments.public.transactions.amount ×100 on 100% of rows
     (seed 0) — dollars → cents multiplies every amount by 100. Assumed: no share given: 100% of rows.`"""
+    if plan.structural is not None:
+        what = f"renamed to {plan.renamed_to}" if plan.renamed_to else plan.structural
+        text = f"column {target} {what}, judged by the policy's structural rule (no experiment)"
+        rationale = _clause(plan.rationale)
+        return f"{text} — {rationale}." if rationale else f"{text}."
     if plan.op is None:
         return f"no experiment on {target}: {_clause(plan.refusal or 'the change could not be modelled')}."
     render = _ACTIONS.get(plan.op)

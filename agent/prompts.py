@@ -18,7 +18,8 @@ from tools.mutations import ALLOWED_OPERATORS
 # One line per intent; the routing prompt is built from this table so a new Intent cannot be left unexplained.
 INTENT_GUIDE: dict[Intent, str] = {
     Intent.ASSESS: "the user proposes or asks about a change to a field (units, nulls, renamed or new "
-    "categories, shifted, rounded, clipped or noisy values, a time-zone shift…) and wants to know its impact, "
+    "categories, shifted, rounded, clipped or noisy values, a time-zone shift, the column dropped or renamed…) and "
+    "wants to know its impact, "
     'e.g. "what happens if payments.transactions.amount is sent in cents?"',
     Intent.DEPENDENTS: 'what depends on a field or dataset, e.g. "what depends on X?", "which models use X?"',
     Intent.OWNERS: 'who owns a dataset, field or model, e.g. "who owns X?"',
@@ -69,6 +70,9 @@ seed 0 unless the request asks for another.
 - For category_remap, use keys that occur among the field's known values when they are listed.
 - If no operator models the change, or the request is not a change to this field, set op to null and params to \
 {{}}, and say in refusal what cannot be modelled and which kinds of change can be tested instead.
+- If the request drops the column itself or renames the column itself (not its values or categories), set op to \
+null, structural to "dropped" or "renamed" (and renamed_to to the new name when given): code judges it by the \
+policy's structural rule. Never set structural for any other change.
 - rationale: one sentence on why this operator and these parameters.
 
 The user message holds the request, then a <datahub_context> block with facts read from DataHub about the \

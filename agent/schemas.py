@@ -60,6 +60,12 @@ class ExperimentPlan(BaseModel):
     refusal: str | None = Field(
         default=None, description="When op is None: why, and what kinds of change can be tested instead."
     )
+    structural: Literal["dropped", "renamed"] | None = Field(
+        default=None,
+        description="Only when the request drops the column itself or renames the column itself (not its values or "
+        "categories): 'dropped' or 'renamed'; op stays None. Judged by the policy's structural rule, not measured.",
+    )
+    renamed_to: str | None = Field(default=None, description="With structural 'renamed': the column's new name.")
 
 
 # Who planned, as evidence and traces record it: "gemini" (ChatGoogleGenerativeAI), "chat_model" (any other chat

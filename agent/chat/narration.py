@@ -31,7 +31,7 @@ class StepNarrator:
         """`Planned experiment: …` in one plain sentence once `plan` has a validated mutation, so the chat says what
         will be tested before the experiment runs; None for any other update (or a refused plan)."""
         record = update.get("plan_record")
-        if node != "plan" or record is None or record.mutation is None:
+        if node != "plan" or record is None or (record.mutation is None and record.structural is None):
             return None
         ctx = update.get("field_context") or self.state.get("field_context")
         target = f"{dataset_name(ctx.dataset_urn)}.{ctx.field}" if ctx is not None else "the field"

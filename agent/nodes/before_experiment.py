@@ -7,6 +7,7 @@ from typing import Any
 
 from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
+from agent.planning.column_changes import structural_plan
 from agent.schemas import FieldContext
 from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
@@ -55,6 +56,9 @@ def make_plan(ctx: AgentContext) -> Node:
     async def plan(state: AgentState) -> dict[str, Any]:
         assert state.field_context is not None and state.discovery is not None
         proposal = await ctx.planner.plan(state.question, state.field_context)
+        if proposal.structural is not None:  # a dropped or renamed column: judged, not measured
+            checked, record = structural_plan(proposal, state.field_context, state.question, ctx.planner.name)
+            return {"plan": checked, "plan_record": record}
         if proposal.op is None:
             raise PlanError(proposal.refusal or "the planner could not map this change to a mutation operator")
         # The proposal is untrusted: the allowlist, the bounds and the field's type decide.

@@ -20,6 +20,8 @@ from tools.evidence.store import EvidenceError, read_evidence, runs_dir, update_
 def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Evidence:
     fc, plan, found = state.field_context, state.plan_record, state.discovery
     mutation = plan.mutation.model_dump(mode="json") if plan and plan.mutation else {}
+    if plan and plan.structural:  # a dropped or renamed column: no operator, the change itself
+        mutation = {"op": f"column_{plan.structural}"} | ({"renamed_to": plan.renamed_to} if plan.renamed_to else {})
     request = ChangeRequest(
         dataset_urn=fc.dataset_urn if fc else "",
         field=fc.field if fc else "",

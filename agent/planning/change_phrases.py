@@ -21,8 +21,10 @@ CAN_TEST: Final = (
     'in cents instead of dollars?"'
 )
 STRUCTURAL_REFUSAL: Final = (
-    "Renaming, dropping, retyping, encrypting or masking a column or table is a schema change, not a change to the "
-    'values of one field, so it cannot be simulated by mutating data; ask "what depends on …?" to see who reads it. '
+    "Retyping, encrypting, masking, splitting or merging a column, or changing a whole table, is a schema change, "
+    'not a change to the values of one field, so it cannot be simulated by mutating data; ask "what depends on '
+    '…?" to see who reads it. A dropped or renamed column is judged by the policy\'s structural rule: ask "what if '
+    'amount is dropped?" or "what if amount is renamed to amount_usd?". '
 )
 
 # --- plan: guards -----------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from agent.planning import detectors as d
 from agent.planning import phrases as p
 from agent.planning import shares, typos
 from agent.planning.categories import remap, unseen
+from agent.planning.column_changes import column_change
 from agent.planning.router import route
 from agent.planning.shifts import shift, time_shift
 from agent.schemas import ExperimentPlan, FieldContext
@@ -48,8 +49,11 @@ def plan(text: str, field: FieldContext) -> ExperimentPlan:
     """Map the described change to one allowlisted operator for ``field``; op None with a refusal if it cannot."""
     # Dataset names and URNs are masked first: "payments.cents.amount" must not read as a unit change; so is the
     # field's own name, which people put anywhere ("negative values of amount get zeroed out").
-    base = c.URN_OR_DOTTED.sub(lambda m: m.group(1) or " ", _change_part(typos.corrected(" ".join(str(text).split()))))
+    change = _change_part(typos.corrected(" ".join(str(text).split())))
+    base = c.URN_OR_DOTTED.sub(lambda m: m.group(1) or " ", change)
     masked = _without_field_name(base, field, " ")
+    if (schema_change := column_change(masked, change, field)) is not None:
+        return schema_change  # "amount is dropped": judged by the structural rule, like `provenance check`
     outcome = _detect(masked, field)
     if isinstance(outcome, str):
         return ExperimentPlan(refusal=outcome)

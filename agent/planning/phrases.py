@@ -17,6 +17,9 @@ def rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, _I)
 
 
+RENAME_TARGET: Final = rx(r"\brenam\w*\s+(?:\w+\s+)?(?:to|as|into)\s+([`'\"]?[A-Za-z_][\w.]*[`'\"]?)")
+
+
 _ONES: Final[dict[str, float]] = dict(
     zero=0, one=1, two=2, three=3, four=4, five=5, six=6, seven=7, eight=8, nine=9, ten=10, eleven=11, twelve=12,
     thirteen=13, fourteen=14, fifteen=15, sixteen=16, seventeen=17, eighteen=18, nineteen=19,

@@ -59,8 +59,10 @@ def _subject(text: str) -> _Found | None:
 
 
 def _subject_in(text: str) -> _Found | None:
-    # Quoted strings are category values ("'grocery' renamed to …"), never the subject; backticks mark code.
+    # Quoted strings are category values ("'grocery' renamed to …"), never the subject; backticks mark code. A new
+    # name ("amount is renamed to amount_usd") is not the subject either.
     masked = p.QUOTED_RX.sub(lambda m: m.group() if m.group().startswith("`") else " " * len(m.group()), text)
+    masked = p.RENAME_TARGET.sub(lambda m: m.group()[: m.start(1) - m.start()] + " " * len(m.group(1)), masked)
     return (
         _urn(text)
         or _field_in_dataset(masked)

@@ -252,3 +252,52 @@ def test_a_new_question_closes_an_open_approval_as_rejected(settings: Provenance
     assert evidence.publication.status == "rejected"
     assert "superseded" in (evidence.publication.message or "")
     assert catalog_write_count(settings.lite_db) == before
+
+
+def test_a_dropped_column_is_judged_by_the_structural_rule_and_published_on_approval(
+    settings: ProvenanceSettings,
+) -> None:
+    """`ask` answers a dropped column as `check` does: every production model reading it, the policy's structural
+    verdict, evidence first, the approval gate before any write."""
+    before = catalog_write_count(settings.lite_db)
+    question = "What happens if payments.public.transactions.amount is dropped?"
+    first, second = _run(settings, question, decision=ApprovalDecision(decision="approve", by="test"))
+    assert first.pending is not None and first.pending.verdict == "BLOCK"
+    assert first.pending.change_tested.startswith(
+        "column payments.public.transactions.amount dropped, judged by the policy's structural rule (no experiment)"
+    )
+    evidence = read_evidence(settings.home, first.pending.run_id)
+    assert evidence.request.op == "column_dropped" and evidence.plan.structural == "dropped"
+    assert evidence.plan.mutation is None
+    assert {m.urn: m.verdict for m in evidence.models} == {FRAUD_MODEL_URN: "BLOCK", REVIEW_MODEL_URN: "BLOCK"}
+    for model in evidence.models:
+        assert [r.code for r in model.reasons] == ["structural_dropped_block"] and model.metrics is None
+    assert (
+        second is not None
+        and catalog_write_count(settings.lite_db) > before
+        and second.values["publication"].status == "published"
+    )
+    assert model_tags(settings.lite_db) == [BLOCK] and model_tags(settings.lite_db, REVIEW_MODEL_URN) == [BLOCK]
+    assert "input column amount is dropped" in second.answer
+
+
+@pytest.mark.slow
+def test_a_renamed_column_follows_the_policys_renamed_rule(settings: ProvenanceSettings) -> None:
+    first, _ = _run(settings, "what if payments.public.transactions.amount is renamed to amount_usd?")
+    assert first.pending is not None
+    evidence = read_evidence(settings.home, first.pending.run_id)
+    assert evidence.request.op == "column_renamed" and evidence.request.params == {"renamed_to": "amount_usd"}
+    assert evidence.plan.renamed_to == "amount_usd"
+    assert all(r.code.startswith("structural_renamed_") for m in evidence.models for r in m.reasons)
+
+
+def test_a_chat_models_structural_plan_needs_the_request_to_say_so(settings: ProvenanceSettings) -> None:
+    """A chat model cannot turn a value change into a dropped column (and a structural BLOCK) on its own."""
+    model = scripted(
+        RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount", change="cents"),
+        ExperimentPlan(structural="dropped", rationale="treat it as dropped"),
+    )
+    first, _ = _run(settings, DEMO_QUESTION, model=model)
+    assert first.pending is None
+    assert "does not say the column is dropped or renamed" in first.answer
+    assert not list(settings.home.glob("runs/*/evidence.json"))  # a refused plan is an answer, not a run

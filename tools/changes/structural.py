@@ -9,6 +9,8 @@ the lineage could not be read is INCOMPLETE, never PASS.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from policies import Policy, Verdict, structural_reason
 from tools.catalog.discovery import Discovery
 from tools.catalog.lineage_walk import Discoverer
@@ -45,13 +47,7 @@ async def judge_structural(discoverer: Discoverer, entry: StructuralChange, inde
 def judged(result: EntryResult, found: Discovery, policy: Policy) -> EntryResult:
     """`result` with the verdict of the models `found` (split from judge_structural to test without a catalog)."""
     assert result.change is not None
-    reason = structural_reason(result.change, result.field, policy)
-    models = [
-        ModelEvidence(
-            urn=m.urn, name=m.name, verdict=reason.severity, reasons=[reason], production_marker=m.production_evidence
-        )
-        for m in found.production_models
-    ]
+    models = structural_evidence(found, result.change, result.field, policy)
     verdict, reasons = overall(found, models)
     return result.model_copy(
         update={
@@ -62,6 +58,19 @@ def judged(result: EntryResult, found: Discovery, policy: Policy) -> EntryResult
             "coverage_complete": found.coverage.complete,
         }
     )
+
+
+def structural_evidence(
+    found: Discovery, change: Literal["dropped", "renamed"], field: str, policy: Policy
+) -> list[ModelEvidence]:
+    """Each production model downstream of the column, judged by the policy's structural rule (`check` and `ask`)."""
+    reason = structural_reason(change, field, policy)
+    return [
+        ModelEvidence(
+            urn=m.urn, name=m.name, verdict=reason.severity, reasons=[reason], production_marker=m.production_evidence
+        )
+        for m in found.production_models
+    ]
 
 
 def judge_unmapped(entry: UnmappedChange, index: int) -> EntryResult:

@@ -46,6 +46,10 @@ class PlanRecord(BaseModel):
     mutation: Mutation | None = Field(description="the validated mutation; None when no plan was made")
     description: str
     rationale: str = ""
+    structural: Literal["dropped", "renamed"] | None = Field(
+        default=None, description="a schema change judged by the policy's structural rule (mutation None)"
+    )
+    renamed_to: str | None = None
 
     @field_validator("mutation", mode="before")
     @classmethod

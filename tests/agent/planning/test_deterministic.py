@@ -137,9 +137,40 @@ def test_rationale_reads_as_the_change() -> None:
     assert proposal.rationale == "dollars → cents multiplies every amount by 100."
 
 
+STRUCTURAL_PLANS = [
+    ("what if the column is renamed", "renamed", None),
+    ("what if amount is renamed to amount_usd", "renamed", "amount_usd"),
+    ("what if we rename the amount column to `amount_usd`", "renamed", "amount_usd"),
+    ("what happens if payments.public.transactions.amount is dropped?", "dropped", None),
+    ("what if amount gets deleted from the transactions table", "dropped", None),
+]
+
+
+@pytest.mark.parametrize(("text", "change", "renamed_to"), STRUCTURAL_PLANS, ids=[s[0] for s in STRUCTURAL_PLANS])
+def test_a_dropped_or_renamed_column_is_a_structural_plan(text: str, change: str, renamed_to: str | None) -> None:
+    proposal = plan(text, AMOUNT)
+    assert (proposal.structural, proposal.renamed_to, proposal.op, proposal.refusal) == (change, renamed_to, None, None)
+    assert "structural rule" in proposal.rationale
+    assert proposal.assumptions == ([] if renamed_to or change == "dropped" else ["no new name given"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what if 'grocery' is renamed to 'groceries'",  # a category: quoted values
+        "what if 5% of rows are dropped",  # rows, not the column
+        "what if the table is dropped",  # every column of it: not one field's change
+        "what if amount is dropped for refunds",  # rows picked by content
+    ],
+)
+def test_what_is_not_the_column_itself_is_never_a_structural_plan(text: str) -> None:
+    proposal = plan(text, CATEGORY if "grocery" in text else AMOUNT)
+    assert proposal.structural is None
+
+
 # fmt: off
 REFUSALS: list[tuple[FieldContext, str, str]] = [
-    (AMOUNT, "what if the column is renamed", "schema change"),
+    (AMOUNT, "what if the column is split in two", "schema change"),
     (AMOUNT, "what if the table is dropped", "schema change"),
     (AMOUNT, "if it is encrypted", "schema change"),
     (AMOUNT, "make it better", "could not map"),
@@ -164,7 +195,7 @@ def test_refusal(field: FieldContext, text: str, reason: str) -> None:
 
 
 def test_unmappable_refusal_lists_what_can_be_tested() -> None:
-    refusal = plan("what if the column is renamed", AMOUNT).refusal or ""
+    refusal = plan("what if the column is encrypted", AMOUNT).refusal or ""
     assert "value-level changes to one field" in refusal
     for kind in ("dollars → cents", "nulls", "renamed or new categories", "time-zone", "rounding", "clipping",
                  "noise", "sign flips", "shuffling", "constant", "For example"):  # fmt: skip
@@ -178,7 +209,9 @@ def test_type_refusal_lists_what_fits_the_field() -> None:
 
 def _check(proposal: ExperimentPlan) -> None:
     assert isinstance(proposal, ExperimentPlan)
-    if proposal.op is None:
+    if proposal.structural is not None:  # a dropped or renamed column: no operator, no refusal
+        assert proposal.op is None and proposal.refusal is None
+    elif proposal.op is None:
         assert proposal.refusal
     else:
         assert proposal.refusal is None
