@@ -131,6 +131,9 @@ def outcome_of(model: ModelEvidence) -> ModelOutcome:
 
 
 def _worst_first(model: ModelEvidence) -> list[Reason]:
-    """The reasons that set the verdict; all of them when none did (a PASS lists why nothing fired)."""
+    """The reasons that set the verdict; all of them when none did. A PASS lists why nothing fired, the measured
+    change first: "0 of 7200 rows failed inference" says nothing about the change, so it comes last."""
     top = [r for r in model.reasons if r.severity == model.verdict]
+    if model.verdict == Verdict.PASS:
+        return sorted(top, key=lambda r: r.code.startswith("inference_failures"))
     return top or list(model.reasons)
