@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage
 
+from agent.chat.cards import verdict_card
 from agent.context import AgentContext
 from agent.conversation import TurnResult, open_session
 from agent.fakes import scripted
@@ -279,6 +280,9 @@ def test_a_dropped_column_is_judged_by_the_structural_rule_and_published_on_appr
     )
     assert model_tags(settings.lite_db) == [BLOCK] and model_tags(settings.lite_db, REVIEW_MODEL_URN) == [BLOCK]
     assert "input column amount is dropped" in second.answer
+    card = verdict_card(settings.home, evidence)  # the chat's card of the same run
+    assert "**fraud_detector** BLOCK: input column amount is dropped" in card.replace("\\", "")
+    assert "structural rule" in card
 
 
 @pytest.mark.slow
