@@ -66,7 +66,8 @@ _LATENT_NOISE_SD: Final[float] = 0.5
 
 def _normalised(weights: list[float] | np.ndarray) -> np.ndarray:
     w = np.asarray(weights, dtype=float)
-    return w / w.sum()
+    normalised: np.ndarray = w / w.sum()  # typed: numpy 2.4's stubs (Python 3.11) make this Any
+    return normalised
 
 
 def generate_transactions(n_rows: int = DEFAULT_ROWS, seed: int = DEFAULT_SEED) -> pd.DataFrame:

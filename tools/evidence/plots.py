@@ -117,7 +117,7 @@ def _shift_figure(slug: str, base: np.ndarray, mut: np.ndarray, failed: int) -> 
     counts, edges = np.histogram(shift, bins=_SHIFT_BINS, range=(0.0, top if top > 0 else 1.0))
     axes = figure.add_subplot()
     # Unchanged rows pile up at 0 and would flatten the tail that matters, hence the log count axis.
-    axes.hist(edges[:-1], bins=edges, weights=counts, log=True, color="tab:gray", alpha=0.75, label="rows")
+    axes.hist(edges[:-1], bins=edges.tolist(), weights=counts, log=True, color="tab:gray", alpha=0.75, label="rows")
     axes.axvline(mean, color="tab:blue", linestyle="--", linewidth=1.5, label=f"mean {mean:.4f}")
     axes.axvline(p95, color="tab:red", linestyle=":", linewidth=1.8, label=f"p95 {p95:.4f}")
     unchanged = int(np.count_nonzero(shift == 0))

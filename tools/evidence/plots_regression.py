@@ -69,7 +69,7 @@ def change_figure(slug: str, base: np.ndarray, mut: np.ndarray, failed: int, tol
     counts, edges = np.histogram(change, bins=CHANGE_BINS, range=span)
     axes = figure.add_subplot()
     # Unchanged rows pile up at 0 and would flatten the tails that matter, hence the log count axis.
-    axes.hist(edges[:-1], bins=edges, weights=counts, log=True, color="tab:gray", alpha=0.75, label="rows")
+    axes.hist(edges[:-1], bins=edges.tolist(), weights=counts, log=True, color="tab:gray", alpha=0.75, label="rows")
     if tolerance is not None:
         moved = int(np.count_nonzero(np.abs(change) > tolerance))
         for sign in (-1, 1):

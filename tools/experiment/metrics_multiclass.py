@@ -188,7 +188,7 @@ def finite_rows(scores: np.ndarray) -> np.ndarray:
     over the contiguous block first, since every row is finite in the usual case."""
     if scores.flags.c_contiguous and np.isfinite(scores.reshape(-1)).all():
         return np.ones(len(scores), dtype=bool)
-    finite = np.isfinite(scores[:, 0])
+    finite: np.ndarray = np.isfinite(scores[:, 0])  # typed: numpy 2.4's stubs (Python 3.11) make this Any
     for j in range(1, scores.shape[1]):
         finite &= np.isfinite(scores[:, j])
     return finite
