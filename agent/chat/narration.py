@@ -91,6 +91,14 @@ def _measured(update: Mapping[str, Any]) -> str:
     return "\n".join(f"- {m.name}: {metrics_line(m.metrics)}" for m in update.get("model_results") or [])
 
 
+def _structural(update: Mapping[str, Any]) -> str:
+    """A dropped or renamed column: each model's structural verdict, no measurement."""
+    return "\n".join(
+        f"- {m.name}: {m.verdict} — {m.reasons[0].message if m.reasons else 'no reason'}"
+        for m in update.get("model_results") or []
+    )
+
+
 def _judged(update: Mapping[str, Any]) -> str:
     if (verdict := update.get("verdict")) is None:
         return ""
@@ -121,6 +129,7 @@ _INPUTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "discover": _field,
     "plan": _plan_input,
     "experiment.measure": lambda s: s["plan_record"].description if s.get("plan_record") else "",
+    "experiment.structural": lambda s: s["plan_record"].description if s.get("plan_record") else "",
     "experiment.judge": _measured,
     "write_evidence": _judged,
     "approval": lambda s: f"run {s['run_id']}" if s.get("run_id") else "",
@@ -133,6 +142,7 @@ _OUTPUTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "discover": _discovery,
     "plan": _plan,
     "experiment.measure": _measured,
+    "experiment.structural": _structural,
     "experiment.judge": _judged,
     "write_evidence": lambda u: f"run {u['run_id']}: evidence.json, report.md and plots" if u.get("run_id") else "",
     "approval": lambda u: "\n".join(filter(None, [_approval(u), _publication(u)])),

@@ -34,6 +34,8 @@ class TerminalProgress:
         elif node == "experiment.measure":
             for result in update.get("model_results") or []:
                 self.say(f"experiment on {result.name} done")
+        elif node == "experiment.structural":
+            self.say("judged by the policy's structural rule (no experiment)")
         elif node in DONE:
             self.say(DONE[node])
 

@@ -267,6 +267,10 @@ def chat_messages(examples: int) -> DomainFigures:
         except Exception as exc:  # documented: never raises on user text
             tally.crash(exc, text)
             return
+        if proposal.structural is not None:  # a dropped or renamed column: judged by the structural rule
+            assert proposal.op is None and proposal.refusal is None, (text, proposal)
+            tally.accept()
+            return
         if proposal.op is None:
             refusal = proposal.refusal or ""
             tally.reject(refusal, bool(CLEAR_REFUSAL.search(refusal)), text)

@@ -87,3 +87,13 @@ def test_the_plan_is_said_in_one_sentence_before_the_experiment() -> None:
     refused = StageFailure(stage="plan", message="cannot model 'make it blue'", kind="input")
     assert narrator.planned_experiment("plan", {"failures": [refused]}) is None
     assert narrator.planned_experiment("experiment.measure", update) is None
+
+
+def test_a_structural_judgement_is_narrated_with_each_models_reason() -> None:
+    from policies import Reason, Verdict
+    from tools.evidence.schema import ModelEvidence
+
+    reason = Reason(code="structural_dropped_block", severity=Verdict.BLOCK, message="input column amount is dropped")
+    judged = ModelEvidence(urn="urn:li:mlModel:(x)", name="fraud_detector", verdict=Verdict.BLOCK, reasons=[reason])
+    view = StepNarrator().view("experiment.structural", {"model_results": [judged]})
+    assert view is not None and view.output == "- fraud_detector: BLOCK — input column amount is dropped"
