@@ -56,6 +56,7 @@ HANDLERS: dict[str, Handler] = {
     "seed": LazyCommand("catalog", "_cmd_seed"),
     "catalog": LazyCommand("catalog", "_cmd_catalog"),
     "lineage": LazyCommand("catalog", "_cmd_lineage"),
+    "scan": LazyCommand("scan", "_cmd_scan"),
     "bind": LazyCommand("bind", "_cmd_bind"),
     "check": LazyCommand("check", "_cmd_check"),
     "infer-changes": LazyCommand("infer_changes", "_cmd_infer_changes"),
@@ -65,7 +66,7 @@ HANDLERS: dict[str, Handler] = {
 # ask and resume check it themselves, after the chat model's settings (a configuration error comes first);
 # infer-changes is not here: a diff without SQL changes, or bad input, is answered without a catalog. Opening a
 # catalog refuses a missing or empty one the same way (tools/catalog/presence.py).
-READS_THE_CATALOG = frozenset({"assess", "lineage"})
+READS_THE_CATALOG = frozenset({"assess", "lineage", "scan"})
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -66,6 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
     lineage.add_argument("--dataset", required=True, help="dataset URN")
     lineage.add_argument("--field", required=True, help="field path in that dataset")
     lineage.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    scan = commands.add_parser(
+        "scan",
+        help="tolerance map: the doses of each change at which each production model downstream of a field "
+        "reaches WARNING and BLOCK",
+        description="For every production model downstream of the field and every dose axis that fits the field "
+        "(scale up/down, shift up/down in standard deviations, null share, rounding, clipping, unseen-category "
+        "share), bisects a fixed dose grid on the policy's own verdict and reports each threshold as a bracket "
+        "between two tested doses. Writes scan.json, report.md and plots under $PROVENANCE_HOME/scans/<scan_id>/; "
+        "writes nothing to the catalog. Exit codes: 0 scanned; 2 bad input; 1 a service failed.",
+    )
+    scan.add_argument("--dataset", required=True, help="dataset URN")
+    scan.add_argument("--field", required=True, help="field path in that dataset")
+    scan.add_argument(
+        "--axes", default=None, metavar="A,B",
+        help="only these axes: scale_up, scale_down, shift_up, shift_down, nulls, rounding, clip_high, unseen",
+    )  # fmt: skip
+    scan.add_argument("--json", action="store_true", help="scan.json on stdout")
     assess = commands.add_parser("assess", help="test every affected production model against a mutation")
     assess.add_argument("--dataset", required=True, help="dataset URN")
     assess.add_argument("--field", required=True, help="field path in that dataset")
