@@ -48,6 +48,7 @@ from seed.catalog_builders import (
     tag_mcps,
     upstream_lineage,
 )
+from tools.tolerance.publish import definition_mcp
 
 KAFKA_TOPIC_URN: Final = str(DatasetUrn("kafka", "payments.transactions.events", "PROD"))
 POSTGRES_TABLE_URN: Final = str(DatasetUrn("postgres", "payments.public.transactions", "PROD"))
@@ -251,7 +252,13 @@ def demo_catalog_mcps(
     fraud_detector: ModelBinding, merchant_risk: ModelBinding, review_time: ModelBinding
 ) -> list[MetadataChangeProposalWrapper]:
     """All demo entities as UPSERT MCPs, referenced entities first (tags, owners, upstream → downstream)."""
-    return [*_tags_and_people(), *_datasets(), *_features(), *_models(fraud_detector, merchant_risk, review_time)]
+    return [
+        *_tags_and_people(),
+        definition_mcp(),  # io.provenance.tolerance, which `provenance scan --publish` sets on source columns
+        *_datasets(),
+        *_features(),
+        *_models(fraud_detector, merchant_risk, review_time),
+    ]
 
 
 def write_to_lite(mcps: Iterable[MetadataChangeProposalWrapper], db_path: Path) -> None:

@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(scale up/down, shift up/down in standard deviations, null share, rounding, clipping, unseen-category "
         "share), bisects a fixed dose grid on the policy's own verdict and reports each threshold as a bracket "
         "between two tested doses. Writes scan.json, report.md and plots under $PROVENANCE_HOME/scans/<scan_id>/; "
-        "writes nothing to the catalog. Exit codes: 0 scanned; 2 bad input; 1 a service failed.",
+        "writes to the catalog only with --publish and an approval. Exit codes: 0 scanned (and published, if "
+        "asked); 2 bad input; 1 a service or the publication failed.",
     )
     scan.add_argument("--dataset", required=True, help="dataset URN")
     scan.add_argument("--field", required=True, help="field path in that dataset")
@@ -83,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="only these axes: scale_up, scale_down, shift_up, shift_down, nulls, rounding, clip_high, unseen",
     )  # fmt: skip
     scan.add_argument("--json", action="store_true", help="scan.json on stdout")
+    scan.add_argument(
+        "--publish", action="store_true",
+        help="after the scan, show what would be written and ask y/N: the map as the structured property "
+        "io.provenance.tolerance on the column, and a linked document",
+    )  # fmt: skip
+    scan.add_argument("--yes", action="store_true", help="approve --publish without asking (recorded as cli --yes)")
     assess = commands.add_parser("assess", help="test every affected production model against a mutation")
     assess.add_argument("--dataset", required=True, help="dataset URN")
     assess.add_argument("--field", required=True, help="field path in that dataset")

@@ -23,6 +23,8 @@ class SchemaField(BaseModel):
     native_data_type: str | None = Field(default=None, alias="nativeDataType")
     nullable: bool = False
     description: str | None = None
+    # qualified name -> value(s), as list_schema_fields returns them (e.g. io.provenance.tolerance, one per model)
+    structured_properties: dict[str, Any] = Field(default_factory=dict, alias="structuredProperties")
 
 
 class EntitySummary(BaseModel):
@@ -220,6 +222,10 @@ class CatalogWriter:
 
     async def remove_tags(self, tag_urns: list[str], entity_urns: list[str]) -> None:
         await self.session.call("remove_tags", {"tag_urns": tag_urns, "entity_urns": entity_urns})
+
+    async def add_structured_properties(self, values: dict[str, list[str]], entity_urns: list[str]) -> None:
+        """Upsert: each named property's values are replaced, the entity's other properties kept."""
+        await self.session.call("add_structured_properties", {"property_values": values, "entity_urns": entity_urns})
 
     async def save_document(
         self,

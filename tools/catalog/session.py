@@ -43,7 +43,7 @@ from tools.runtime.lanes import BULK_IN_FLIGHT, Lanes
 READ_TOOLS = frozenset(
     {"get_entities", "list_schema_fields", "get_lineage", "search", "get_aspect_history", "get_lineage_paths_between"}
 )
-WRITE_TOOLS = frozenset({"add_tags", "remove_tags", "save_document"})
+WRITE_TOOLS = frozenset({"add_tags", "remove_tags", "save_document", "add_structured_properties"})
 OPTIONAL_TOOLS = frozenset({"get_lineage_paths_between"})  # not offered by every server version
 CALL_TIMEOUT_SECONDS = 120.0
 

@@ -15,6 +15,7 @@ from datahub.emitter.mcp import MetadataChangeProposalWrapper
 from datahub.metadata.schema_classes import GlobalTagsClass, TagAssociationClass
 from datahub.metadata.urns import Urn
 
+from tools.embedded import structured
 from tools.embedded.shapes import ENTITY_TYPE_BY_GRAPHQL, Shapes, entity_type, graphql_type
 from tools.embedded.store import LiteStore
 from tools.errors import BadRequest
@@ -59,6 +60,8 @@ class GraphQLApi:
             "getTags": self._get_tags,
             "batchAddTags": self._batch_add_tags,
             "batchRemoveTags": self._batch_remove_tags,
+            "getStructuredProperty": lambda v: structured.get_structured_property(self.store, v),
+            "upsertStructuredProperties": lambda v: structured.upsert_structured_properties(self.store, v),
             "getMe": lambda _v: {"me": {"corpUser": AGENT_USER}},
             "getGlobalViewsSettings": lambda _v: {"globalViewsSettings": {"defaultView": None}},
             "getUserDefaultView": lambda _v: {"me": {"corpUser": {"settings": None}}},

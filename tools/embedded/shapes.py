@@ -9,6 +9,7 @@ from typing import Any
 
 from datahub.metadata.urns import Urn
 
+from tools.embedded import structured
 from tools.embedded.store import LiteStore
 
 GRAPHQL_TYPE = {
@@ -187,6 +188,9 @@ class Shapes:
                     "isPartOfKey": field.get("isPartOfKey", False),
                 }
             )
+            properties = structured.entries(self.store, f"urn:li:schemaField:({urn},{field['fieldPath']})")
+            if properties:
+                fields[-1]["schemaFieldEntity"] = {"structuredProperties": {"properties": properties}}
         return {"name": schema.get("schemaName"), "platformUrn": schema.get("platform"), "fields": fields}
 
     def details(self, urn: str) -> dict[str, Any]:

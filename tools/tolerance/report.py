@@ -49,6 +49,11 @@ def write_scan(home: Path, result: ScanResult, policy: Policy) -> tuple[Path, Sc
     return final, result
 
 
+def update_scan(folder: Path, result: ScanResult) -> None:
+    """scan.json rewritten (atomically) with the publication's outcome; the plots and report stay."""
+    atomic.write_atomically(folder / SCAN_FILE, result.model_dump_json(indent=2).encode())
+
+
 def read_scan(folder: Path) -> ScanResult:
     return ScanResult.model_validate_json((folder / SCAN_FILE).read_text())
 

@@ -56,6 +56,18 @@ class ModelScan(BaseModel):
         return f"{self.name}: " + " | ".join(parts)
 
 
+class ScanPublication(BaseModel):
+    """What `scan --publish` wrote, after whose approval (tools/tolerance/publish.py)."""
+
+    status: Literal["not_requested", "declined", "published", "failed"] = "not_requested"
+    decided_by: str | None = None
+    field_urn: str | None = None
+    values: list[str] = []
+    document_urn: str | None = None
+    message: str = ""
+    updated_at: str | None = None
+
+
 class ScanResult(BaseModel):
     schema_version: Literal["provenance.scan/1"] = SCAN_SCHEMA
     scan_id: str
@@ -72,3 +84,4 @@ class ScanResult(BaseModel):
     seconds: float
     environment: dict[str, str] = {}
     plots: dict[str, str] = {}  # file name -> sha256, as written next to scan.json
+    publication: ScanPublication = ScanPublication()

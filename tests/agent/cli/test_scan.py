@@ -3,14 +3,19 @@ refused before the catalog is opened."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from agent.cli import main
 from seed.catalog import POSTGRES_TABLE_URN
-from tools.tolerance.report import scans_dir
+from tools.catalog.handle import CatalogHandle
+from tools.settings import ProvenanceSettings
+from tools.tolerance.publish import TOLERANCE_PROPERTY
+from tools.tolerance.report import read_scan, scans_dir
 
 
 def run(
@@ -58,4 +63,52 @@ def test_bad_input_is_refused_with_exit_2_and_no_scan(
 ) -> None:
     code, _, err = run(seeded_home, monkeypatch, capsys, *args)
     assert code == 2 and message in err
+    assert not scans_dir(seeded_home).exists()
+
+
+def tolerance_on_amount(home: Path) -> list[str]:
+    """The column's io.provenance.tolerance values, read back through the official MCP server."""
+
+    async def read() -> list[str]:
+        async with CatalogHandle(ProvenanceSettings(provenance_home=home)) as handle:
+            fields = await (await handle.reader()).list_schema_fields(POSTGRES_TABLE_URN)
+        [amount] = [f for f in fields if f.field_path == "amount"]
+        return list(amount.structured_properties.get(TOLERANCE_PROPERTY, []))
+
+    return asyncio.run(read())
+
+
+@pytest.mark.slow
+def test_publish_puts_the_map_on_the_column_and_a_rescan_updates_it_in_place(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--axes", "scale_up", "--publish", "--yes"]
+    code, out, _ = run(seeded_home, monkeypatch, capsys, *args)
+    assert code == 0 and "Publication: published — 2 value(s) on urn:li:schemaField:(" in out, out
+    first = tolerance_on_amount(seeded_home)
+    assert [v.split(";")[0] for v in first] == [
+        "fraud_detector: scale_up BLOCK from ×1.5 (×1.2 tolerated), WARNING from ×1.5 (×1.2 tolerated)",
+        "review_time_estimator: scale_up BLOCK from ×1.05 (×1.02 tolerated), WARNING from ×1.05 (×1.02 tolerated)",
+    ]
+    assert all("policy default v2, scan scan-" in v for v in first)
+    [folder] = list(scans_dir(seeded_home).iterdir())
+    publication = read_scan(folder).publication
+    assert (
+        publication.status == "published" and publication.decided_by and publication.decided_by.startswith("cli --yes:")
+    )
+    code, out, _ = run(seeded_home, monkeypatch, capsys, *args)  # a later scan of the same column
+    assert code == 0
+    second = tolerance_on_amount(seeded_home)
+    assert len(second) == 2 and second != first  # replaced (the new scan's id), not appended
+    documents = {read_scan(f).publication.document_urn for f in scans_dir(seeded_home).iterdir()}
+    assert len(documents) == 1  # the column's one document, updated in place
+
+
+def test_publish_without_an_approval_is_refused_before_anything_runs(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", open(os.devnull))  # not a terminal: nobody to ask
+    code, _, err = run(seeded_home, monkeypatch, capsys, "--dataset", POSTGRES_TABLE_URN, "--field", "amount",
+                       "--publish")  # fmt: skip
+    assert code == 2 and "needs an approval: run it on a terminal, or add --yes" in err
     assert not scans_dir(seeded_home).exists()
