@@ -63,6 +63,7 @@ class AssessmentResult(BaseModel):
             "run_id": ev.run_id,
             "verdict": ev.verdict,
             "reasons": ev.verdict_reasons,
+            "tolerance_notes": ev.tolerance_notes,
             "models": [
                 {
                     "urn": m.urn,

@@ -68,6 +68,12 @@ class AgentState:
     plan_record: PlanRecord | None = None
     """Written by `plan`: the validated mutation as recorded in the evidence."""
 
+    published_tolerance: list[str] = field(default_factory=list)
+    """Written by `gather_context`: the field's `io.provenance.tolerance` values, as an earlier scan published them."""
+
+    tolerance_notes: list[str] = field(default_factory=list)
+    """Written by `plan`: the models whose published tolerance this change reaches (the experiment still decides)."""
+
     model_results: list[ModelEvidence] = field(default_factory=list)
     """Written by the experiment subgraph: per production model metrics, verdict and reasons."""
 
@@ -108,6 +114,8 @@ TURN_RESET: dict[str, Any] = {
     "discovery": None,
     "plan": None,
     "plan_record": None,
+    "published_tolerance": [],
+    "tolerance_notes": [],
     "model_results": [],
     "verdict": None,
     "verdict_reasons": [],

@@ -35,7 +35,9 @@ class StepNarrator:
             return None
         ctx = update.get("field_context") or self.state.get("field_context")
         target = f"{dataset_name(ctx.dataset_urn)}.{ctx.field}" if ctx is not None else "the field"
-        return planned_experiment(checked_plan(update.get("plan"), record.mutation), target)
+        planned = planned_experiment(checked_plan(update.get("plan"), record.mutation), target)
+        notes = update.get("tolerance_notes") or []
+        return "\n".join([planned, *(f"Published tolerance: {note}" for note in notes)])
 
     def view(self, node: str, update: Mapping[str, Any]) -> StepView | None:
         if node == "experiment":  # the subgraph's merged output repeats experiment.measure and experiment.judge

@@ -131,7 +131,7 @@ async def _assess_entry(context: AgentContext, change: ProposedChange, index: in
     assessed = entry.model_copy(
         update={
             "verdict": ev.verdict,
-            "reasons": ev.verdict_reasons,
+            "reasons": [*ev.verdict_reasons, *(f"published tolerance: {n}" for n in ev.tolerance_notes)],
             "models": [outcome_of(m) for m in ev.models],
             "not_tested": [f"{n.name}: {n.reason}" for n in ev.not_tested],
             "coverage_complete": ev.coverage.complete if ev.coverage is not None else None,

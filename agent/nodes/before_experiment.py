@@ -15,6 +15,8 @@ from tools.catalog.resolve import resolve_field
 from tools.evidence.schema import PlanRecord
 from tools.experiment.prepare import validate_against_field
 from tools.mutations import PlanError, parse_mutation
+from tools.tolerance.publish import TOLERANCE_PROPERTY
+from tools.tolerance.published import notes as published_notes
 
 
 def make_gather_context(ctx: AgentContext) -> Node:
@@ -35,7 +37,8 @@ def make_gather_context(ctx: AgentContext) -> Node:
             native_type=schema_field.native_data_type,
             description=schema_field.description,
         )
-        return {"field_context": context}
+        published = schema_field.structured_properties.get(TOLERANCE_PROPERTY, [])
+        return {"field_context": context, "published_tolerance": [str(v) for v in published]}
 
     return gather_context
 
@@ -70,6 +73,7 @@ def make_plan(ctx: AgentContext) -> Node:
             description=mutation.describe(state.field_context.field),
             rationale=proposal.rationale,
         )
-        return {"plan": proposal, "plan_record": record}
+        notes = published_notes(state.published_tolerance, mutation, state.field_context.field)
+        return {"plan": proposal, "plan_record": record, "tolerance_notes": notes}
 
     return plan

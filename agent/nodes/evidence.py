@@ -53,6 +53,7 @@ def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Ev
         verdict=verdict,
         verdict_reasons=reasons,
         policy=policy_record(ctx.policy),
+        tolerance_notes=list(state.tolerance_notes),
         mcp_calls=_calls_of_this_run(),
         environment=environment(),
         failures=state.failures,

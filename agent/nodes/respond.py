@@ -32,6 +32,7 @@ def make_respond(ctx: AgentContext) -> Node:
             lines += [f"  - {reason}" for reason in state.verdict_reasons]
             if state.plan_record:
                 lines.append(f"Change tested: {state.plan_record.description}")
+            lines += [f"Published tolerance: {note}" for note in state.tolerance_notes]
             lines += measured_lines(state)
             lines += next_steps(state)
             lines.append(f"Evidence: {runs_dir(ctx.settings.home) / state.run_id / REPORT_FILE}")

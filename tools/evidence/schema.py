@@ -218,3 +218,5 @@ class Evidence(BaseModel):
     environment: dict[str, str] = {}
     failures: list[StageFailure] = []
     publication: PublicationRecord = PublicationRecord()
+    # models whose published tolerance map (`provenance scan --publish`) the change reaches; the experiment decided
+    tolerance_notes: list[str] = []

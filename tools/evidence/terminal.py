@@ -25,6 +25,7 @@ def render_evidence(ev: Evidence, run_dir: Path) -> str:
     models = tuple(f"{m.name}: " for m in ev.models)
     lines += [f"  - {reason}" for reason in ev.verdict_reasons if not reason.startswith(models)]
     lines += [f"  - {m.name}: {m.verdict}" for m in ev.models]
+    lines += [f"Published tolerance: {note}" for note in ev.tolerance_notes]
     for model in ev.models:
         lines.append(f"\n{model.name}: {model.verdict}")
         if model.experiment:

@@ -96,6 +96,19 @@ def test_publish_puts_the_map_on_the_column_and_a_rescan_updates_it_in_place(
     assert (
         publication.status == "published" and publication.decided_by and publication.decided_by.startswith("cli --yes:")
     )
+    # assess says early that ×100 is beyond the published map, and the experiment still decides the verdict
+    code = main(["assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param",
+                 "factor=100", "--no-publish", "--json"])  # fmt: skip
+    assessed = json.loads(capsys.readouterr().out)
+    assert code == 20 and assessed["verdict"] == "BLOCK"
+    assert [n.split(" is at or beyond")[0] for n in assessed["tolerance_notes"]] == [
+        "fraud_detector: scale amount by 100 on 100% of rows (seed 0)",
+        "review_time_estimator: scale amount by 100 on 100% of rows (seed 0)",
+    ]
+    assert "(scale_up: BLOCK from ×1.5; scanned " in assessed["tolerance_notes"][0]
+    main(["assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param",
+          "factor=1.01", "--no-publish", "--json"])  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["tolerance_notes"] == []  # within every published tolerance
     code, out, _ = run(seeded_home, monkeypatch, capsys, *args)  # a later scan of the same column
     assert code == 0
     second = tolerance_on_amount(seeded_home)
