@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import chainlit as cl
@@ -109,6 +110,15 @@ async def show_run(run_id: str, request: ApprovalRequest | None = None) -> None:
     await cl.Message(content=cards.verdict_card(SETTINGS.home, evidence, request), elements=elements).send()
 
 
+async def show_scan(folder: Path, answer: str) -> None:
+    """A tolerance map: the brackets, the dose-response figures and heat map, and the scan's evidence files."""
+    elements: list[Any] = [
+        cl.Image(path=str(p), name=p.stem, display="inline", size="large") for p in sorted(folder.glob("*.png"))
+    ]
+    elements += [cl.File(path=str(folder / name), name=name, display="inline") for name in ("scan.json", "report.md")]
+    await cl.Message(content=answer, elements=elements).send()
+
+
 async def ask_approval(thread_id: str, request: ApprovalRequest) -> None:
     answer = await cl.AskActionMessage(
         content=cards.approval_question(request),
@@ -153,6 +163,8 @@ async def on_message(message: cl.Message) -> None:
         await ask_approval(thread_id, turn.pending)
     elif run_id := turn.state.run_id:
         await show_run(run_id)
+    elif turn.state.scan_dir:
+        await show_scan(Path(turn.state.scan_dir), messages.answer_markdown(turn.state))
     else:
         await cl.Message(content=messages.answer_markdown(turn.state)).send()
 

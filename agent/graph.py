@@ -1,6 +1,7 @@
 """The Provenance agent, wired in flow order. Nodes live in agent/nodes/; this file only connects them.
 
 route ─► catalog_qa ─────────────────────────────────────────────────────────────► respond
+     ├─► tolerance (a tolerance scan, read-only) ─────────────────────────────────► respond
      └─► gather_context ─► discover ─► plan ─► experiment ─► write_evidence ─► approval ─► publish ─► respond
                                           (measure → judge)                           └─(reject)──► respond
 """
@@ -22,14 +23,17 @@ from agent.nodes.evidence import make_write_evidence
 from agent.nodes.failures import input_failed, publishable
 from agent.nodes.respond import make_respond
 from agent.nodes.routing import make_route
+from agent.nodes.tolerance import make_tolerance
 from agent.planning.planner import Planner
 from agent.schemas import Intent, PlannerName
 from agent.state import AgentState
 
 
-def after_route(state: AgentState) -> Literal["catalog_qa", "gather_context", "respond"]:
+def after_route(state: AgentState) -> Literal["catalog_qa", "gather_context", "tolerance", "respond"]:
     if state.failures or state.route is None:
         return "respond"
+    if state.route.intent == Intent.TOLERANCE:
+        return "tolerance"
     return "gather_context" if state.route.intent == Intent.ASSESS else "catalog_qa"
 
 
@@ -58,6 +62,7 @@ def build_builder(context: AgentContext) -> StateGraph[Any, Any, Any, Any]:
     builder = StateGraph(AgentState)
     builder.add_node("route", make_route(context))
     builder.add_node("catalog_qa", make_catalog_qa(context))
+    builder.add_node("tolerance", make_tolerance(context))
     builder.add_node("gather_context", make_gather_context(context))
     builder.add_node("discover", make_discover(context))
     builder.add_node("plan", make_plan(context))
@@ -70,6 +75,7 @@ def build_builder(context: AgentContext) -> StateGraph[Any, Any, Any, Any]:
     builder.add_edge(START, "route")
     builder.add_conditional_edges("route", after_route)  # questions vs change requests
     builder.add_edge("catalog_qa", "respond")
+    builder.add_edge("tolerance", "respond")
     builder.add_conditional_edges("gather_context", after_gather)  # unknown dataset/field ends the turn
     builder.add_conditional_edges("discover", after_discover)
     builder.add_conditional_edges("plan", after_plan)  # refused plans are answered, not run

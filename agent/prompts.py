@@ -25,6 +25,8 @@ INTENT_GUIDE: dict[Intent, str] = {
     Intent.OWNERS: 'who owns a dataset, field or model, e.g. "who owns X?"',
     Intent.LATEST_VERDICT: 'the most recent assessment verdict for a model or field, e.g. "what is the latest '
     'verdict for fraud_detector?"',
+    Intent.TOLERANCE: "how much change a field can take before the models that use it break (a tolerance map), "
+    'e.g. "how much can payments.public.transactions.amount change before fraud_detector breaks?"',
     Intent.HELP: 'greetings, thanks, or "what can you do?"',
     Intent.UNKNOWN: "anything else, including requests to do something Provenance does not do",
 }

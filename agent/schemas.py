@@ -14,6 +14,7 @@ class Intent(StrEnum):
     DEPENDENTS = "dependents"  # "what depends on X?" / "which models use X?"
     OWNERS = "owners"  # "who owns X?"
     LATEST_VERDICT = "latest_verdict"  # "what is the latest verdict for model M?"
+    TOLERANCE = "tolerance"  # "how much change can X take?" (a tolerance scan)
     HELP = "help"  # greetings, "what can you do?"
     UNKNOWN = "unknown"
 

@@ -98,6 +98,9 @@ class AgentState:
     failures: list[StageFailure] = field(default_factory=list)
     """Written by any node that failed: the stage and the message. Evidence still gets written."""
 
+    scan_dir: str | None = None
+    """Written by `tolerance`: the scan's evidence folder (scans/<id>/), whose plots the chat shows."""
+
     answer: str = ""
     """Written by `respond` and the catalog Q&A node: the text shown to the user."""
 
@@ -124,6 +127,7 @@ TURN_RESET: dict[str, Any] = {
     "approval": None,
     "publication": None,
     "failures": [],
+    "scan_dir": None,
     "answer": "",
 }
 """Per-turn fields cleared by `route` so one conversation can hold many assessments."""

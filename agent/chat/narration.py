@@ -140,6 +140,7 @@ _INPUTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
 _OUTPUTS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "route": _route,
     "catalog_qa": lambda u: str(u.get("answer", "")),
+    "tolerance": lambda u: str(u.get("answer", "")),
     "gather_context": _field,
     "discover": _discovery,
     "plan": _plan,

@@ -184,6 +184,11 @@ ASSESS_STRONG: Final = rx(
     r"|^\W*(?:(?:please|pls|can\s+you|could\s+you|let'?s|let\s+us|i\s+want\s+to|i'?d\s+like\s+to)\s+)?"
     r"(?:simulate|assess|test|evaluate|try)\b"
 )
+TOLERANCE: Final = rx(
+    r"\btolerance\s+(?:map|scan)s?\b|\bhow\s+(?:much|far)\s+(?:\w+\s+){0,3}?can\s+(?:\S+\s+){0,4}?(?:take|tolerate|"
+    r"move|change|drift|shift)\b|\b(?:scan|map)\s+(?:the\s+)?tolerance\b|\btolerances?\s+(?:of|for)\b"
+)
+TOLERANCE_OF: Final = rx(r"\btolerances?\s+(?:map|scan)s?\b")
 VERDICT: Final = rx(
     r"\bverdicts?\b|\bimpact\s+doc(?:ument)?s?\b|\bprovenance\s+(?:status|results?|reports?)\b"
     r"|\b(?:latest|last|most\s+recent|recent|current|previous)\s+(?:\w+\s+){0,3}?(?:status|results?|assessments?|"

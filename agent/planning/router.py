@@ -41,6 +41,7 @@ def _intent(text: str, rest: str) -> Intent:
     checks = (
         (p.HELP_ONLY.fullmatch(text), Intent.HELP),
         (p.ASSESS_STRONG.search(text), Intent.ASSESS),
+        (p.TOLERANCE.search(text), Intent.TOLERANCE),
         (p.VERDICT.search(text) or p.VERDICT_WORDS.search(text), Intent.LATEST_VERDICT),
         (p.OWNERS.search(text), Intent.OWNERS),
         (p.CHANGE_HINT.search(rest), Intent.ASSESS),
@@ -63,6 +64,7 @@ def _subject_in(text: str) -> _Found | None:
     # name ("amount is renamed to amount_usd") is not the subject either.
     masked = p.QUOTED_RX.sub(lambda m: m.group() if m.group().startswith("`") else " " * len(m.group()), text)
     masked = p.RENAME_TARGET.sub(lambda m: m.group()[: m.start(1) - m.start()] + " " * len(m.group(1)), masked)
+    masked = p.TOLERANCE_OF.sub(lambda m: " " * len(m.group()), masked)  # "tolerance map of X": X is the subject
     return (
         _urn(text)
         or _field_in_dataset(masked)

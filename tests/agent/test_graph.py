@@ -305,3 +305,18 @@ def test_a_chat_models_structural_plan_needs_the_request_to_say_so(settings: Pro
     assert first.pending is None
     assert "does not say the column is dropped or renamed" in first.answer
     assert not list(settings.home.glob("runs/*/evidence.json"))  # a refused plan is an answer, not a run
+
+
+@pytest.mark.slow
+def test_how_much_a_field_can_take_is_answered_with_a_tolerance_scan(settings: ProvenanceSettings) -> None:
+    before = catalog_write_count(settings.lite_db)
+    first, _ = _run(settings, "How much can payments.public.transactions.amount change before the models break?")
+    assert first.pending is None and first.values["route"].intent == Intent.TOLERANCE
+    answer = first.values["answer"]
+    assert answer.startswith("Tolerance map of amount (2 production model(s), ")
+    assert "fraud_detector:\n  - nulls: BLOCK from 50% nulls (20% nulls tolerated)" in answer
+    folder = Path(first.values["scan_dir"])
+    assert {p.name for p in folder.glob("*.png")} == {
+        "fraud_detector-dose-response.png", "review_time_estimator-dose-response.png", "tolerance-heatmap.png",
+    }  # fmt: skip
+    assert catalog_write_count(settings.lite_db) == before  # read-only: publishing is `scan --publish`'s

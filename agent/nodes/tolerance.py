@@ -1,0 +1,49 @@
+"""`tolerance`: a tolerance scan of the field the person named ("how much can amount change before the models
+break?"): every production model downstream, every dose axis that fits the field, the brackets where the policy
+says WARNING and BLOCK (tools/tolerance). Read-only: the evidence goes to scans/<id>/; publishing the map to
+DataHub stays behind `provenance scan --publish` and its approval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from agent.context import AgentContext
+from agent.nodes.failures import Node, captured
+from agent.state import AgentState
+from tools.catalog.lineage_walk import Discoverer
+from tools.catalog.resolve import resolve_field
+from tools.mutations import PlanError
+from tools.tolerance.bisection import LEVELS
+from tools.tolerance.report import REPORT_FILE, write_scan
+from tools.tolerance.scan import scan_async
+
+
+def make_tolerance(ctx: AgentContext) -> Node:
+    @captured("tolerance")
+    async def tolerance(state: AgentState) -> dict[str, Any]:
+        assert state.route is not None
+        if not state.route.subject:
+            raise PlanError("name the field to scan, e.g. 'how much can payments.public.transactions.amount change?'")
+        reader = await ctx.handle.reader()
+        dataset, field = await resolve_field(reader, state.route.subject)
+        found = await Discoverer(reader).discover(dataset, field)
+        result = await scan_async(found, ctx.settings.lite_db.parent, ctx.policy, None, ctx.jobs)
+        folder, result = write_scan(ctx.settings.home, result, ctx.policy.policy)
+        lines = [
+            f"Tolerance map of {field} ({len(result.models)} production model(s), {result.experiments} doses; policy "
+            f"{result.policy.name} v{result.policy.version}). Each threshold is a bracket between two tested doses."
+        ]
+        for model in result.models:
+            lines.append(f"{model.name}:" if model.axes else model.summary())
+            lines += [
+                f"  - {a.axis}: " + "; ".join(a.bracket_text(level) for level in reversed(LEVELS)) for a in model.axes
+            ]
+        if not result.models:
+            lines.append("No production model depends on this field: nothing to scan.")
+        lines.append(f"Evidence: {folder / REPORT_FILE} (publish the map with `provenance scan --publish`)")
+        answer = "\n".join(lines)
+        return {"answer": answer, "messages": [AIMessage(answer)], "scan_dir": str(folder)}
+
+    return tolerance
