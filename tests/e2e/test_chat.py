@@ -175,3 +175,19 @@ def test_server_log_has_no_traceback(server: ChatServer) -> None:
     assert "Your app is available at" in log
     assert "Traceback" not in log and " - ERROR - " not in log, log
     assert "blob_storage_client" not in log  # the chat keeps no files; nothing asks it to store one
+
+
+def test_a_tolerance_map_in_the_chat_shows_its_plots(chat: Chat) -> None:
+    """ "How much can … change?" runs a scan: the brackets per model, and the dose-response figures and heat map."""
+    chat.send("How much can payments.public.transactions.amount change before the models break?")
+    chat.expect_answer("Tolerance map of amount")
+    answer = chat.page.locator(ASSISTANT).filter(has_text="Tolerance map of amount").last
+    expect(answer).to_contain_text("BLOCK from ×1.5 (×1.2 tolerated)")
+    plots = chat.page.locator(
+        "img[alt='fraud_detector-dose-response'], img[alt='review_time_estimator-dose-response'], "
+        "img[alt='tolerance-heatmap']"
+    )
+    expect(plots).to_have_count(3, timeout=TURN_MS)
+    expect(chat.page.get_by_text("Used tolerance").last).to_be_visible()
+    answer.evaluate("element => element.scrollIntoView({block: 'start'})")
+    chat.screenshot("tolerance-map")
