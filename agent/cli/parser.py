@@ -77,8 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
         "writes to the catalog only with --publish and an approval. Exit codes: 0 scanned (and published, if "
         "asked); 2 bad input; 1 a service or the publication failed.",
     )
-    scan.add_argument("--dataset", required=True, help="dataset URN")
-    scan.add_argument("--field", required=True, help="field path in that dataset")
+    target = scan.add_mutually_exclusive_group(required=True)
+    target.add_argument("--dataset", help="dataset URN")
+    target.add_argument(
+        "--model", help="an mlModel URN: scan the source column of each of its features, for this model only"
+    )
+    scan.add_argument(
+        "--field",
+        default=None,
+        help="field path in that dataset (default: every field that reaches a production model)",
+    )
     scan.add_argument(
         "--axes", default=None, metavar="A,B",
         help="only these axes: scale_up, scale_down, shift_up, shift_down, nulls, rounding, clip_high, unseen",

@@ -6,14 +6,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import json
 import sys
 from pathlib import Path
 
-from agent.cli.catalog import discover
 from agent.cli.exit_codes import EXIT_FAILURE, EXIT_OK
 from agent.errors import UsageError
 from policies import load_policy
+from tools.catalog.connection import open_catalog
+from tools.catalog.datahub import CatalogReader
+from tools.catalog.discovery import Discovery
 from tools.catalog.handle import CatalogHandle
+from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import check_dataset_urn
 from tools.catalog.session import CatalogError
 from tools.settings import ProvenanceSettings
@@ -25,27 +29,85 @@ from tools.tolerance.schema import ScanPublication, ScanResult
 
 
 def _cmd_scan(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
-    check_dataset_urn(args.dataset)
+    if args.dataset is not None:
+        check_dataset_urn(args.dataset)
+    elif args.field is not None:
+        raise UsageError("--field goes with --dataset; --model scans the source column of each of the model's features")
+    elif not args.model.startswith("urn:li:mlModel:"):
+        raise UsageError(f"--model takes an mlModel URN (urn:li:mlModel:(…)), not {args.model!r}")
     axes = _axes(args.axes)
     if args.publish and not args.yes and not sys.stdin.isatty():  # refused before anything runs
         raise UsageError("--publish writes to the catalog and needs an approval: run it on a terminal, or add --yes")
-    found, _startup, _catalog = asyncio.run(discover(settings, args.dataset, args.field))
+    unreached: list[str] = []
+    if args.model is not None:
+        found = asyncio.run(_model_discoveries(settings, args.model))
+    else:
+        found, unreached = asyncio.run(_discoveries(settings, args.dataset, args.field))
     loaded = load_policy()
-    folder, result = write_scan(settings.home, scan(found, settings.lite_db.parent, loaded, axes), loaded.policy)
-    if args.json and not args.publish:
-        print(result.model_dump_json(indent=2))
-        return EXIT_OK
-    if not args.json:
-        print(_text(result, folder))
-    if not args.publish:
-        return EXIT_OK
-    result = result.model_copy(update={"publication": asyncio.run(_publish(settings, folder, result, args.yes))})
-    update_scan(folder, result)
-    publication = result.publication
-    print(
-        result.model_dump_json(indent=2) if args.json else f"Publication: {publication.status} — {publication.message}"
-    )
-    return EXIT_FAILURE if publication.status == "failed" else EXIT_OK
+    code, scanned = EXIT_OK, []
+    for discovery in found:
+        folder, result = write_scan(
+            settings.home, scan(discovery, settings.lite_db.parent, loaded, axes), loaded.policy
+        )
+        if not args.json:
+            print(_text(result, folder))
+        if args.publish:
+            result = result.model_copy(
+                update={"publication": asyncio.run(_publish(settings, folder, result, args.yes))}
+            )
+            update_scan(folder, result)
+            if not args.json:
+                print(f"Publication: {result.publication.status} — {result.publication.message}")
+            code = EXIT_FAILURE if result.publication.status == "failed" else code
+        scanned.append(result)
+    if args.json:
+        print(json.dumps([r.model_dump(mode="json") for r in scanned], indent=2) if args.field is None
+              else scanned[0].model_dump_json(indent=2))  # fmt: skip
+    elif unreached:
+        print(f"Not scanned (no production model downstream): {', '.join(unreached)}")
+    return code
+
+
+async def _model_discoveries(settings: ProvenanceSettings, model: str) -> list[Discovery]:
+    """For each feature of the model, the discovery of its source column (the feature's upstream dataset, the
+    feature's name), narrowed to this model: how far that column can move before this model breaks."""
+    async with open_catalog(settings) as catalog:
+        reader = CatalogReader(catalog.session)
+        if await reader.get_entity(model) is None:
+            raise UsageError(f'{model} is not in the catalog; `provenance ask "what depends on …"` lists models')
+        features = [h for h in await reader.get_lineage(model, direction="up", max_hops=1) if h.type == "MLFEATURE"]
+        if not features:
+            raise UsageError(
+                f"{model} has no features in the catalog (it may be linked through a training run only): scan its "
+                "source columns with --dataset URN --field NAME"
+            )
+        discoverer = Discoverer(reader)
+        found = []
+        for feature in features:
+            sources = [
+                h for h in await reader.get_lineage(feature.urn, direction="up", max_hops=1) if h.type == "DATASET"
+            ]
+            column = feature.name or feature.urn.rsplit(",", 1)[-1].rstrip(")")
+            for source in sources:
+                discovery = await discoverer.discover(source.urn, column)
+                found.append(discovery.model_copy(update={"models": [m for m in discovery.models if m.urn == model]}))
+    return found
+
+
+async def _discoveries(
+    settings: ProvenanceSettings, dataset: str, field: str | None
+) -> tuple[list[Discovery], list[str]]:
+    """The field's discovery; without a field, each field's that reaches a production model, or whose lineage could
+    not be read completely (its scan then says so), and the names of the fields that reach none."""
+    async with open_catalog(settings) as catalog:
+        reader = CatalogReader(catalog.session)
+        discoverer = Discoverer(reader)
+        if field is not None:
+            return [await discoverer.discover(dataset, field)], []
+        await discoverer.require_dataset(dataset)
+        found = [await discoverer.discover(dataset, f.field_path) for f in await reader.list_schema_fields(dataset)]
+    keep = [d for d in found if d.production_models or not d.coverage.complete]
+    return keep, [d.field for d in found if d not in keep]
 
 
 async def _publish(settings: ProvenanceSettings, folder: Path, result: ScanResult, yes: bool) -> ScanPublication:

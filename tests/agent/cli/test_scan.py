@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agent.cli import main
-from seed.catalog import POSTGRES_TABLE_URN
+from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN
+from seed.model import FRAUD_DETECTOR, MODEL_FEATURES
 from tools.catalog.handle import CatalogHandle
 from tools.settings import ProvenanceSettings
 from tools.tolerance.publish import TOLERANCE_PROPERTY
@@ -125,3 +126,25 @@ def test_publish_without_an_approval_is_refused_before_anything_runs(
                        "--publish")  # fmt: skip
     assert code == 2 and "needs an approval: run it on a terminal, or add --yes" in err
     assert not scans_dir(seeded_home).exists()
+
+
+@pytest.mark.slow
+def test_a_model_scan_maps_each_of_its_features_source_columns_for_that_model_only(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(seeded_home, monkeypatch, capsys, "--model", FRAUD_MODEL_URN, "--axes", "nulls", "--json")
+    scans = json.loads(out)
+    assert code == 0
+    assert sorted(s["field"] for s in scans) == sorted(MODEL_FEATURES[FRAUD_DETECTOR])
+    assert all([m["urn"] for m in s["models"]] == [FRAUD_MODEL_URN] for s in scans)  # not review_time_estimator
+    by_field = {s["field"]: s["models"][0] for s in scans}
+    assert by_field["txn_amount"]["column"] == "txn_amount" and by_field["hour"]["column"] == "hour"
+    nulls = by_field["txn_amount"]["axes"][0]["search"]["brackets"]["BLOCK"]
+    assert (nulls["tolerated"], nulls["reached"]) == (0.2, 0.5)  # as scanning the table's amount found
+
+
+def test_a_model_scan_needs_a_model_urn(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(seeded_home, monkeypatch, capsys, "--model", "fraud_detector")
+    assert code == 2 and "--model takes an mlModel URN" in err
