@@ -189,5 +189,6 @@ def test_a_tolerance_map_in_the_chat_shows_its_plots(chat: Chat) -> None:
     )
     expect(plots).to_have_count(3, timeout=TURN_MS)
     expect(chat.page.get_by_text("Used tolerance").last).to_be_visible()
-    answer.evaluate("element => element.scrollIntoView({block: 'start'})")
+    figure = chat.page.locator("img[alt='fraud_detector-dose-response']")
+    figure.evaluate("element => element.scrollIntoView({block: 'center'})")  # the plots, under the brackets
     chat.screenshot("tolerance-map")
