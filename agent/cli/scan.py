@@ -23,7 +23,7 @@ from tools.catalog.session import CatalogError
 from tools.settings import ProvenanceSettings
 from tools.tolerance.doses import AXIS_NAMES
 from tools.tolerance.publish import planned_writes, publish_scan
-from tools.tolerance.report import REPORT_FILE, update_scan, write_scan
+from tools.tolerance.report import REPORT_FILE, combined_heat_map, update_scan, write_scan
 from tools.tolerance.scan import scan
 from tools.tolerance.schema import ScanPublication, ScanResult
 
@@ -65,6 +65,8 @@ def _cmd_scan(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
               else scanned[0].model_dump_json(indent=2))  # fmt: skip
     elif unreached:
         print(f"Not scanned (no production model downstream): {', '.join(unreached)}")
+    if (args.model is not None or args.field is None) and (columns := combined_heat_map(settings.home, scanned)):
+        print(f"Columns × axes: {columns}", file=sys.stderr if args.json else sys.stdout)
     return code
 
 

@@ -73,11 +73,16 @@ def _panel(axes: object, axis: AxisResult, band: tuple[float, float] | None) -> 
     axes.set_ylim(0, 1)
 
 
-def heat_map(models: list[ModelScan], path: Path) -> None:
-    """Models × axes; the colour is the share of the axis's grid tolerated before WARNING (1 = never warns)."""
-    scanned = [m for m in models if m.axes]
+def heat_map(models: list[ModelScan], path: Path, rows: list[str] | None = None) -> None:
+    """Models × axes (or, with `rows`, one labelled row per model scan: "column · model"); the colour is the share of
+    the axis's grid tolerated before WARNING (1 = never warns)."""
+    labels = rows or [m.name for m in models]
+    kept = [(label, m) for label, m in zip(labels, models, strict=True) if m.axes]
+    scanned = [m for _, m in kept]
     names = sorted({a.axis for m in scanned for a in m.axes}, key=lambda n: _ORDER.get(n, 99))
-    figure = Figure(figsize=(1.3 * max(len(names), 3) + 2, 0.7 * max(len(scanned), 1) + 1.6), dpi=DPI)
+    label_inches = 0.075 * max((len(label) for label, _ in kept), default=10) + 0.3  # room for the row labels
+    width = 1.3 * max(len(names), 3) + label_inches + 0.3
+    figure = Figure(figsize=(width, 0.7 * max(len(scanned), 1) + 1.6), dpi=DPI)
     FigureCanvasAgg(figure)
     figure.suptitle("Dose tolerated before WARNING (share of each axis's grid; label: first WARNING dose)", fontsize=9)
     axes = figure.add_subplot()
@@ -90,8 +95,8 @@ def heat_map(models: list[ModelScan], path: Path) -> None:
             axes.text(c, r, text, ha="center", va="center", fontsize=7)
     axes.imshow(values, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
     axes.set_xticks(range(len(names)), names, fontsize=8, rotation=30, ha="right")
-    axes.set_yticks(range(len(scanned)), [m.name for m in scanned], fontsize=8)
-    figure.subplots_adjust(left=0.25, right=0.98, bottom=0.3, top=0.85)
+    axes.set_yticks(range(len(scanned)), [label for label, _ in kept], fontsize=8)
+    figure.subplots_adjust(left=label_inches / width, right=0.98, bottom=0.3, top=0.85)
     with RENDER_LOCK:
         save_png(figure, path)
 

@@ -49,6 +49,17 @@ def write_scan(home: Path, result: ScanResult, policy: Policy) -> tuple[Path, Sc
     return final, result
 
 
+def combined_heat_map(home: Path, results: list[ScanResult]) -> Path | None:
+    """Columns × axes over the scans of one command (`scan --model`, or `--dataset` without `--field`): one row per
+    column and model, next to the scans as `scans/<first scan id>-columns.png`; None when nothing was scanned."""
+    rows = [(f"{r.field} · {m.name}", m) for r in results for m in r.models if m.axes]
+    if not rows:
+        return None
+    path = scans_dir(home) / f"{results[0].scan_id}-columns.png"
+    heat_map([m for _, m in rows], path, [label for label, _ in rows])
+    return path
+
+
 def update_scan(folder: Path, result: ScanResult) -> None:
     """scan.json rewritten (atomically) with the publication's outcome; the plots and report stay."""
     atomic.write_atomically(folder / SCAN_FILE, result.model_dump_json(indent=2).encode())

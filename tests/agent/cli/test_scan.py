@@ -141,6 +141,8 @@ def test_a_model_scan_maps_each_of_its_features_source_columns_for_that_model_on
     assert by_field["txn_amount"]["column"] == "txn_amount" and by_field["hour"]["column"] == "hour"
     nulls = by_field["txn_amount"]["axes"][0]["search"]["brackets"]["BLOCK"]
     assert (nulls["tolerated"], nulls["reached"]) == (0.2, 0.5)  # as scanning the table's amount found
+    [columns] = list(scans_dir(seeded_home).glob("*-columns.png"))  # the heat map of the columns × axes
+    assert columns.read_bytes().startswith(b"\x89PNG")
 
 
 def test_a_model_scan_needs_a_model_urn(
