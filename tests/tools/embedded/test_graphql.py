@@ -427,7 +427,8 @@ def test_search_by_tag(api: GraphQLApi) -> None:
 
 
 def test_search_everything_and_paging(api: GraphQLApi) -> None:
-    every = list(api.store.urns())
+    # every entity but the io.provenance.tolerance property definition, which keyword search does not cover
+    every = [u for u in api.store.urns() if not u.startswith("urn:li:structuredProperty:")]
     result = search(api, "*", num_results=50)
     assert result["total"] == len(every) == 29
     assert sorted(r["entity"]["urn"] for r in result["searchResults"]) == sorted(every)
