@@ -57,6 +57,7 @@ HANDLERS: dict[str, Handler] = {
     "catalog": LazyCommand("catalog", "_cmd_catalog"),
     "lineage": LazyCommand("catalog", "_cmd_lineage"),
     "scan": LazyCommand("scan", "_cmd_scan"),
+    "mcp": LazyCommand("mcp_command", "_cmd_mcp"),
     "bind": LazyCommand("bind", "_cmd_bind"),
     "check": LazyCommand("check", "_cmd_check"),
     "infer-changes": LazyCommand("infer_changes", "_cmd_infer_changes"),
@@ -66,7 +67,7 @@ HANDLERS: dict[str, Handler] = {
 # ask and resume check it themselves, after the chat model's settings (a configuration error comes first);
 # infer-changes is not here: a diff without SQL changes, or bad input, is answered without a catalog. Opening a
 # catalog refuses a missing or empty one the same way (tools/catalog/presence.py).
-READS_THE_CATALOG = frozenset({"assess", "lineage", "scan"})
+READS_THE_CATALOG = frozenset({"assess", "lineage", "scan", "mcp"})
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -1,0 +1,208 @@
+"""`provenance mcp`: Provenance as a stdio MCP server, built on the official MCP Python SDK (FastMCP).
+
+One catalog handle and one experiment executor live as long as the server (its lifespan); each tool call is one
+request. A request Provenance cannot serve as asked (an unknown dataset or field, an operator that does not fit)
+is a tool error whose text starts with the CLI's exit code (`[exit 2] …`), never a crash of the server. No tool
+writes to DataHub: publishing a verdict stays behind a person's approval (the chat, or `provenance publish`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+
+from agent.assessment import assess_change as run_assessment
+from agent.context import AgentContext
+from agent.mcp.schemas import AffectedModels, Assessment, LatestVerdict, ModelReached, ModelVerdict
+from agent.plan_sentence import dataset_name
+from tools.catalog.handle import CatalogHandle
+from tools.catalog.lineage_walk import Discoverer
+from tools.catalog.resolve import check_dataset_urn
+from tools.errors import ProvenanceError
+from tools.evidence.schema import Evidence
+from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, list_run_ids, read_evidence, runs_dir
+from tools.mutations import parse_mutation
+from tools.settings import ProvenanceSettings
+
+R = TypeVar("R")
+INSTRUCTIONS = (
+    "Provenance tells which production ML models depend on a DataHub field (affected_models) and whether a proposed "
+    "change to that field degrades them (assess_change: runs the models on baseline and changed data and applies a "
+    "fixed, versioned policy: PASS, WARNING, BLOCK or INCOMPLETE). latest_verdict and explain_run read recorded "
+    "evidence, never memory. No tool writes to DataHub: publishing a verdict needs a person's approval in the "
+    "Provenance chat or with `provenance publish RUN_ID`. A BLOCK means: do not ship the change as is."
+)
+
+
+def build_server(settings: ProvenanceSettings) -> FastMCP[AgentContext]:
+    @asynccontextmanager
+    async def lifespan(_server: FastMCP[AgentContext]) -> AsyncIterator[AgentContext]:
+        async with CatalogHandle(settings) as handle:
+            context = AgentContext(settings=settings, catalog=handle)
+            try:
+                yield context
+            finally:
+                await context.jobs.aclose()
+
+    server: FastMCP[AgentContext] = FastMCP("provenance", instructions=INSTRUCTIONS, lifespan=lifespan)
+
+    def agent(ctx: Context[Any, AgentContext, Any]) -> AgentContext:
+        return ctx.request_context.lifespan_context
+
+    @server.tool()
+    async def affected_models(dataset: str, field: str, ctx: Context[Any, AgentContext, Any]) -> AffectedModels:
+        """The ML models that depend on a field, through DataHub lineage: each with its lineage paths and whether
+        it is in production (and why), plus how completely the lineage could be read. `dataset` is a DataHub
+        dataset URN, `field` a field path in it. Read-only."""
+
+        async def run() -> AffectedModels:
+            check_dataset_urn(dataset)
+            found = await Discoverer(await agent(ctx).handle.reader()).discover(dataset, field)
+            return AffectedModels(
+                dataset=dataset,
+                field=field,
+                models=[
+                    ModelReached(
+                        urn=m.urn,
+                        name=m.name,
+                        production=m.production,
+                        production_marker=m.production_evidence,
+                        paths=[
+                            " -> ".join([*(f"{dataset_name(s.dataset_urn)}.{s.column}" for s in f.path), f.name])
+                            for f in m.features
+                        ],
+                    )
+                    for m in found.models
+                ],
+                lineage_complete=found.coverage.complete,
+                unreadable=list(found.coverage.unreadable),
+                coverage=found.coverage.lines(),
+            )
+
+        return await _served(run)
+
+    @server.tool()
+    async def assess_change(
+        dataset: str,
+        field: str,
+        op: str,
+        params: dict[str, Any],
+        ctx: Context[Any, AgentContext, Any],
+        fraction: float = 1.0,
+    ) -> Assessment:
+        """Test a proposed change to a field against every production model that depends on it. `op` is one
+        allowlisted operator with its `params`: scale(factor), shift(offset), null_inject(), constant(value),
+        category_remap(mapping), unseen_category(value), round(decimals), clip(lower, upper), noise(relative_std),
+        sign_flip(), shuffle(), cyclic_shift(offset, period); `fraction` is the share of rows changed, in (0, 1].
+        Returns the policy's verdict per model with the measured numbers and reasons, the change tested and the
+        evidence files. Never publishes. Takes seconds to a minute; progress is reported as the stages end."""
+
+        async def run() -> Assessment:
+            check_dataset_urn(dataset)
+            mutation = parse_mutation(op, params, fraction=fraction)
+            stages = iter(range(1, 100))
+
+            async def progress(node: str, _update: dict[str, Any]) -> None:
+                await ctx.report_progress(next(stages), None, f"{node} done")
+
+            result = await run_assessment(agent(ctx), dataset, field, mutation, on_update=progress)
+            return _assessment(result.evidence, agent(ctx).settings)
+
+        return await _served(run)
+
+    @server.tool()
+    async def latest_verdict(model: str, ctx: Context[Any, AgentContext, Any]) -> LatestVerdict:
+        """The most recent recorded verdict for a model (its name or mlModel URN), read from the evidence of
+        Provenance's runs on this home: the run, when, the verdict, the change tested, the reasons and whether it
+        was published. `found` is false when no run tested this model."""
+        home = agent(ctx).settings.home
+        for run_id in reversed(list_run_ids(home)):  # run ids start with their UTC time: newest last
+            try:
+                evidence = read_evidence(home, run_id)
+            except EvidenceError:
+                continue  # a damaged run folder is not this model's latest verdict
+            hit = next((m for m in evidence.models if model in (m.urn, m.name)), None)
+            if hit is not None:
+                return LatestVerdict(
+                    model=model,
+                    found=True,
+                    run_id=run_id,
+                    created_at=evidence.created_at,
+                    verdict=hit.verdict,
+                    change_tested=evidence.plan.description,
+                    reasons=[r.message for r in hit.reasons],
+                    publication=evidence.publication.status,
+                )
+        return LatestVerdict(model=model, found=False)
+
+    @server.tool()
+    async def explain_run(run_id: str, ctx: Context[Any, AgentContext, Any]) -> Assessment:
+        """A recorded run, from its evidence: the verdict, each model's reasons and numbers, the change tested and
+        the evidence files (read report.md as the resource provenance://runs/<run_id>/report)."""
+        settings = agent(ctx).settings
+        return await _served(lambda: _read_run(settings, run_id))
+
+    @server.resource("provenance://runs/{run_id}/report", mime_type="text/markdown")
+    def report(run_id: str) -> str:
+        """A run's Markdown report."""
+        return _run_file(settings, run_id, REPORT_FILE)
+
+    @server.resource("provenance://runs/{run_id}/evidence", mime_type="application/json")
+    def evidence(run_id: str) -> str:
+        """A run's evidence.json."""
+        return _run_file(settings, run_id, EVIDENCE_FILE)
+
+    return server
+
+
+async def _served(run: Callable[[], Awaitable[R]]) -> R:
+    """Bad input and failed services as tool errors with the CLI's exit code in front; the server keeps serving."""
+    try:
+        return await run()
+    except ProvenanceError as exc:
+        raise ToolError(f"[exit {exc.exit_code}] {exc}") from exc
+
+
+async def _read_run(settings: ProvenanceSettings, run_id: str) -> Assessment:
+    try:
+        return _assessment(read_evidence(settings.home, run_id), settings)
+    except EvidenceError as exc:
+        raise ToolError(f"[exit 2] {exc}; list runs with `provenance runs`") from exc
+
+
+def _assessment(evidence: Evidence, settings: ProvenanceSettings) -> Assessment:
+    folder = runs_dir(settings.home) / evidence.run_id
+    target = f"{dataset_name(evidence.request.dataset_urn)}.{evidence.request.field}"
+    return Assessment(
+        run_id=evidence.run_id,
+        verdict=evidence.verdict,
+        change_tested=f"{evidence.plan.description} on {target}",
+        reasons=evidence.verdict_reasons,
+        models=[
+            ModelVerdict(
+                urn=m.urn,
+                name=m.name,
+                verdict=m.verdict,
+                task=m.measured_task,
+                reasons=[r.message for r in m.reasons],
+                metrics=m.metrics.model_dump(mode="json") if m.metrics else None,
+            )
+            for m in evidence.models
+        ],
+        tolerance_notes=evidence.tolerance_notes,
+        evidence_json=str(folder / EVIDENCE_FILE),
+        report_md=str(folder / REPORT_FILE),
+    )
+
+
+def _run_file(settings: ProvenanceSettings, run_id: str, name: str) -> str:
+    if "/" in run_id or run_id.startswith("."):
+        raise ValueError(f"{run_id!r} is not a run id")
+    path = runs_dir(settings.home) / run_id / name
+    if not path.is_file():
+        raise ValueError(f"run {run_id} has no {name}; list runs with `provenance runs`")
+    return path.read_text()

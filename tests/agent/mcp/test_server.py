@@ -1,0 +1,127 @@
+"""Provenance's own MCP server over stdio, driven by the official MCP client as another agent would: the tools and
+their schemas, a lineage answer, an assessment that BLOCKs with its report readable as a resource, the latest
+verdict from evidence, a refusal as a tool error — and nothing written to the catalog."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult
+
+from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
+from tests.agent.helpers import catalog_write_count
+
+pytestmark = pytest.mark.slow
+PROVENANCE = str(Path(sys.executable).with_name("provenance"))
+PROGRESS: list[str] = []  # progress notifications heard during the calls
+
+
+def server(home: Path) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROVENANCE_", "DATAHUB_"))}
+    return StdioServerParameters(command=PROVENANCE, args=["mcp"], env=env | {"PROVENANCE_HOME": str(home)})
+
+
+async def session_run(
+    home: Path, calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[str], list[CallToolResult], list[str]]:
+    results: list[CallToolResult] = []
+    async with stdio_client(server(home)) as (read, write), ClientSession(read, write) as session:
+        init = await session.initialize()
+        assert init.instructions and "No tool writes to DataHub" in init.instructions
+        tools = [t.name for t in (await session.list_tools()).tools]
+        for name, args in calls:
+
+            async def heard(progress: float, total: float | None, message: str | None) -> None:
+                PROGRESS.append(message or "")
+
+            results.append(await session.call_tool(name, args, progress_callback=heard))
+        reports: list[str] = []
+        for result in results:
+            run_id = (result.structuredContent or {}).get("run_id")
+            if run_id and not result.isError:
+                read_back = await session.read_resource(f"provenance://runs/{run_id}/report")  # type: ignore[arg-type]
+                reports.append(read_back.contents[0].text)  # type: ignore[union-attr]
+    return tools, results, reports
+
+
+def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence(seeded_home: Path) -> None:
+    before = catalog_write_count(seeded_home / "catalog.db")
+    calls = [
+        ("affected_models", {"dataset": POSTGRES_TABLE_URN, "field": "amount"}),
+        ("assess_change", {"dataset": POSTGRES_TABLE_URN, "field": "amount", "op": "scale", "params": {"factor": 100}}),
+        ("latest_verdict", {"model": "fraud_detector"}),
+        ("assess_change", {"dataset": "payments.public.transactions", "field": "amount", "op": "scale",
+                           "params": {"factor": 100}}),
+        ("assess_change", {"dataset": POSTGRES_TABLE_URN, "field": "amount", "op": "explode", "params": {}}),
+        ("latest_verdict", {"model": "merchant_risk_scorer"}),
+    ]  # fmt: skip
+    tools, results, reports = asyncio.run(session_run(seeded_home, calls))
+    assert sorted(tools) == ["affected_models", "assess_change", "explain_run", "latest_verdict"]
+    affected, assessed, latest, bad_urn, bad_op, never = results
+    models = {m["urn"]: m for m in affected.structuredContent["models"]}  # type: ignore[index]
+    assert models[FRAUD_MODEL_URN]["production"] and models[REVIEW_MODEL_URN]["production"]
+    assert not any(m["production"] for u, m in models.items() if u not in (FRAUD_MODEL_URN, REVIEW_MODEL_URN))
+    assert affected.structuredContent["lineage_complete"] is True  # type: ignore[index]
+    run = assessed.structuredContent
+    assert run is not None and run["verdict"] == "BLOCK" and run["published"] is False
+    assert {m["name"]: m["verdict"] for m in run["models"]} == {
+        "fraud_detector": "BLOCK",
+        "review_time_estimator": "BLOCK",
+    }
+    assert Path(run["report_md"]).is_file() and reports and reports[0].startswith("# ")
+    assert "experiment.measure done" in PROGRESS and "write_evidence done" in PROGRESS  # a long call reports progress
+    assert latest.structuredContent["run_id"] == run["run_id"] and latest.structuredContent["verdict"] == "BLOCK"  # type: ignore[index]
+    assert bad_urn.isError and "[exit 2]" in bad_urn.content[0].text and "URN" in bad_urn.content[0].text  # type: ignore[union-attr]
+    assert bad_op.isError and "unknown mutation operator 'explode'" in bad_op.content[0].text  # type: ignore[union-attr]
+    assert never.structuredContent == {"model": "merchant_risk_scorer", "found": False, "run_id": None,  # type: ignore[comparison-overlap]
+                                       "created_at": None, "verdict": None, "change_tested": None, "reasons": [],
+                                       "publication": None}  # fmt: skip
+    assert catalog_write_count(seeded_home / "catalog.db") == before  # no tool writes to DataHub
+    assert json.loads(json.dumps(run))  # structured content is plain JSON
+
+
+def test_an_agent_loads_the_tools_through_langchain_mcp_adapters(seeded_home: Path) -> None:
+    """As a LangChain/LangGraph agent would: the tools with their schemas, called through the adapter."""
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+
+    params = server(seeded_home)
+    client = MultiServerMCPClient(
+        {"provenance": {"transport": "stdio", "command": params.command, "args": params.args, "env": params.env}}
+    )
+
+    async def go() -> tuple[list[str], Any, Any]:
+        tools = {t.name: t for t in await client.get_tools()}
+        found = await tools["affected_models"].ainvoke({"dataset": POSTGRES_TABLE_URN, "field": "amount"})
+        refused = await tools["latest_verdict"].ainvoke({"model": "nobody"})
+        return sorted(tools), found, refused
+
+    names, found, refused = asyncio.run(go())
+    assert names == ["affected_models", "assess_change", "explain_run", "latest_verdict"]
+    assert FRAUD_MODEL_URN in str(found) and '"found": false' in str(refused).replace("False", "false")
+
+
+def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path) -> None:
+    """The README's configuration block, with this checkout's paths, as a client reads it."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    block = readme.split("<!-- mcp-config -->\n```json\n", 1)[1].split("```", 1)[0]
+    checkout = str(Path(PROVENANCE).parents[2])  # <checkout>/.venv/bin/provenance
+    config = json.loads(
+        block.replace("/path/to/provenance/.provenance", str(seeded_home)).replace("/path/to/provenance", checkout)
+    )
+    entry = config["mcpServers"]["provenance"]
+
+    async def go() -> list[str]:
+        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=os.environ | entry["env"])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return sorted(t.name for t in (await session.list_tools()).tools)
+
+    assert asyncio.run(go()) == ["affected_models", "assess_change", "explain_run", "latest_verdict"]
