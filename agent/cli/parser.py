@@ -77,13 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
         "writes to the catalog only with --publish and an approval. Exit codes: 0 scanned (and published, if "
         "asked); 2 bad input; 1 a service or the publication failed.",
     )
-    commands.add_parser(
+    mcp = commands.add_parser(
         "mcp",
         help="Provenance as an MCP server on stdio, for other agents (affected_models, assess_change, …)",
         description="Serves the tools affected_models, assess_change, latest_verdict and explain_run and the "
         "resources provenance://runs/<id>/report and /evidence over stdio (the MCP Python SDK). No tool writes to "
-        "DataHub: publishing needs a person's approval in the chat or with `provenance publish`.",
+        "DataHub: publishing needs a person's approval in the chat or with `provenance publish`. With --http: "
+        "streamable HTTP on 127.0.0.1 instead, each request needing the bearer token printed at startup.",
     )
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
+    mcp.add_argument("--port", type=int, default=None, help="with --http: the port (default: a free one)")
+    mcp.add_argument("--token", default=None, help="with --http: the bearer token (default: a random one, printed)")
     target = scan.add_mutually_exclusive_group(required=True)
     target.add_argument("--dataset", help="dataset URN")
     target.add_argument(

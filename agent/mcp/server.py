@@ -8,10 +8,13 @@ writes to DataHub: publishing a verdict stays behind a person's approval (the ch
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 
@@ -38,7 +41,23 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(settings: ProvenanceSettings) -> FastMCP[AgentContext]:
+class StaticToken:
+    """The one bearer token `provenance mcp --http` was started with (printed at startup), compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not hmac.compare_digest(token.encode(), self.token.encode()):
+            return None
+        return AccessToken(token=token, client_id="provenance-mcp-client", scopes=[])
+
+
+def build_server(
+    settings: ProvenanceSettings, *, port: int | None = None, token: str | None = None
+) -> FastMCP[AgentContext]:
+    """stdio without `port`; with it, streamable HTTP on 127.0.0.1:`port`/mcp, every request needing `token`."""
+
     @asynccontextmanager
     async def lifespan(_server: FastMCP[AgentContext]) -> AsyncIterator[AgentContext]:
         async with CatalogHandle(settings) as handle:
@@ -48,7 +67,18 @@ def build_server(settings: ProvenanceSettings) -> FastMCP[AgentContext]:
             finally:
                 await context.jobs.aclose()
 
-    server: FastMCP[AgentContext] = FastMCP("provenance", instructions=INSTRUCTIONS, lifespan=lifespan)
+    http: dict[str, Any] = {}
+    if port is not None:
+        if not token:
+            raise ValueError("an HTTP MCP server needs a bearer token")
+        url = f"http://127.0.0.1:{port}"
+        http = {
+            "host": "127.0.0.1",
+            "port": port,
+            "token_verifier": StaticToken(token),
+            "auth": AuthSettings(issuer_url=url, resource_server_url=url, validate_token_resource=False),  # type: ignore[arg-type]
+        }
+    server: FastMCP[AgentContext] = FastMCP("provenance", instructions=INSTRUCTIONS, lifespan=lifespan, **http)
 
     def agent(ctx: Context[Any, AgentContext, Any]) -> AgentContext:
         return ctx.request_context.lifespan_context

@@ -125,3 +125,56 @@ def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path) -
             return sorted(t.name for t in (await session.list_tools()).tools)
 
     assert asyncio.run(go()) == ["affected_models", "assess_change", "explain_run", "latest_verdict"]
+
+
+def test_over_http_with_its_bearer_token_two_clients_get_their_own_runs(seeded_home: Path) -> None:
+    import socket
+    import subprocess
+    import time
+
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    params = server(seeded_home)
+    process = subprocess.Popen(
+        [PROVENANCE, "mcp", "--http", "--port", str(port), "--token", "s3cret"], env=params.env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                refused = httpx.post(url, json={}, timeout=5)
+                break
+            except httpx.ConnectError:
+                assert process.poll() is None and time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.3)
+        assert refused.status_code == 401  # no token, no answer
+
+        async def assess(factor: int) -> dict[str, Any]:
+            client = httpx.AsyncClient(headers={"Authorization": "Bearer s3cret"}, timeout=httpx.Timeout(30, read=300))
+            async with (
+                client,
+                streamable_http_client(url, http_client=client) as (read, write, _),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                args = {"dataset": POSTGRES_TABLE_URN, "field": "amount", "op": "scale", "params": {"factor": factor}}
+                result = await s.call_tool("assess_change", args)
+                assert not result.isError, result.content
+                return result.structuredContent or {}
+
+        async def both() -> list[dict[str, Any]]:
+            return list(await asyncio.gather(assess(100), assess(3)))
+
+        cents, tripled = asyncio.run(both())
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert cents["run_id"] != tripled["run_id"]
+    assert "by 100" in cents["change_tested"] and "by 3" in tripled["change_tested"]  # each client its own change
+    assert cents["verdict"] == "BLOCK"
