@@ -16,6 +16,8 @@ from typing import ClassVar, Literal
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
+# a verdict as a process exit code (usable as a CI gate); the CLI and the MCP server say the same
+VERDICT_EXIT_CODES = {"PASS": 0, "WARNING": 10, "BLOCK": 20, "INCOMPLETE": 30}
 EXIT_BAD_INPUT = 2
 
 FailureKind = Literal["input", "error"]

@@ -9,8 +9,10 @@ writes to DataHub: publishing a verdict stays behind a person's approval (the ch
 from __future__ import annotations
 
 import hmac
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 from mcp.server.auth.provider import AccessToken
@@ -19,12 +21,15 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 
 from agent.assessment import assess_change as run_assessment
+from agent.checking import check_result
 from agent.context import AgentContext
 from agent.mcp.schemas import AffectedModels, Assessment, LatestVerdict, ModelReached, ModelVerdict
 from agent.plan_sentence import dataset_name
 from tools.catalog.handle import CatalogHandle
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import check_dataset_urn
+from tools.changes.result import CheckResult
+from tools.changes.schema import load_change_set
 from tools.errors import ProvenanceError
 from tools.evidence.schema import Evidence
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, list_run_ids, read_evidence, runs_dir
@@ -34,10 +39,11 @@ from tools.settings import ProvenanceSettings
 R = TypeVar("R")
 INSTRUCTIONS = (
     "Provenance tells which production ML models depend on a DataHub field (affected_models) and whether a proposed "
-    "change to that field degrades them (assess_change: runs the models on baseline and changed data and applies a "
-    "fixed, versioned policy: PASS, WARNING, BLOCK or INCOMPLETE). latest_verdict and explain_run read recorded "
-    "evidence, never memory. No tool writes to DataHub: publishing a verdict needs a person's approval in the "
-    "Provenance chat or with `provenance publish RUN_ID`. A BLOCK means: do not ship the change as is."
+    "change to that field degrades them (assess_change, or check_changes for a CHANGES.yml: runs the models on "
+    "baseline and changed data and applies a fixed, versioned policy: PASS, WARNING, BLOCK or INCOMPLETE). "
+    "latest_verdict and explain_run read recorded evidence, never memory. No tool writes to DataHub: publishing a "
+    "verdict needs a person's approval in the Provenance chat or with `provenance publish RUN_ID`. A BLOCK means: "
+    "do not ship the change as is."
 )
 
 
@@ -141,6 +147,23 @@ def build_server(
 
             result = await run_assessment(agent(ctx), dataset, field, mutation, on_update=progress)
             return _assessment(result.evidence, agent(ctx).settings)
+
+        return await _served(run)
+
+    @server.tool()
+    async def check_changes(changes_yaml: str, ctx: Context[Any, AgentContext, Any]) -> CheckResult:
+        """What `provenance check CHANGES.yml` returns, for a change file given as YAML text (`version: 1`,
+        `changes:` with dataset, field, op, params; optional `structural:` and `unmapped:`): each entry's verdict
+        with its models and evidence run, and the combined verdict and exit code (the worst entry's). Never
+        publishes, whatever approval the file holds."""
+
+        async def run() -> CheckResult:
+            context = agent(ctx)
+            with tempfile.TemporaryDirectory(prefix="provenance-mcp-") as scratch:
+                path = Path(scratch) / "CHANGES.yml"
+                path.write_text(changes_yaml, encoding="utf-8")
+                change_set = load_change_set(path)  # every problem, with its line, before anything runs
+                return await check_result(context.settings, path, change_set, context.policy, None)
 
         return await _served(run)
 

@@ -22,6 +22,18 @@ from tests.agent.helpers import catalog_write_count
 pytestmark = pytest.mark.slow
 PROVENANCE = str(Path(sys.executable).with_name("provenance"))
 PROGRESS: list[str] = []  # progress notifications heard during the calls
+CHANGES = f"""version: 1
+changes:
+  - dataset: "{POSTGRES_TABLE_URN}"
+    field: amount
+    op: scale
+    params: {{factor: 100}}
+structural:
+  - dataset: "{POSTGRES_TABLE_URN}"
+    field: account_age_days
+    change: dropped
+approval: {{by: someone, note: an approval in the file is never used here}}
+"""
 
 
 def server(home: Path) -> StdioServerParameters:
@@ -62,10 +74,12 @@ def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence
                            "params": {"factor": 100}}),
         ("assess_change", {"dataset": POSTGRES_TABLE_URN, "field": "amount", "op": "explode", "params": {}}),
         ("latest_verdict", {"model": "merchant_risk_scorer"}),
+        ("check_changes", {"changes_yaml": CHANGES}),
+        ("check_changes", {"changes_yaml": "version: 1\nchanges:\n  - field: amount\n"}),
     ]  # fmt: skip
     tools, results, reports = asyncio.run(session_run(seeded_home, calls))
-    assert sorted(tools) == ["affected_models", "assess_change", "explain_run", "latest_verdict"]
-    affected, assessed, latest, bad_urn, bad_op, never = results
+    assert sorted(tools) == ["affected_models", "assess_change", "check_changes", "explain_run", "latest_verdict"]
+    affected, assessed, latest, bad_urn, bad_op, never, checked, bad_file = results
     models = {m["urn"]: m for m in affected.structuredContent["models"]}  # type: ignore[index]
     assert models[FRAUD_MODEL_URN]["production"] and models[REVIEW_MODEL_URN]["production"]
     assert not any(m["production"] for u, m in models.items() if u not in (FRAUD_MODEL_URN, REVIEW_MODEL_URN))
@@ -84,6 +98,10 @@ def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence
     assert never.structuredContent == {"model": "merchant_risk_scorer", "found": False, "run_id": None,  # type: ignore[comparison-overlap]
                                        "created_at": None, "verdict": None, "change_tested": None, "reasons": [],
                                        "publication": None}  # fmt: skip
+    check = checked.structuredContent
+    assert check is not None and (check["verdict"], check["exit_code"], check["published"]) == ("BLOCK", 20, False)
+    assert [e["verdict"] for e in check["entries"]] == ["BLOCK", "BLOCK"]  # the scale and the dropped column
+    assert bad_file.isError and "[exit 2]" in bad_file.content[0].text and "line" in bad_file.content[0].text  # type: ignore[union-attr]
     assert catalog_write_count(seeded_home / "catalog.db") == before  # no tool writes to DataHub
     assert json.loads(json.dumps(run))  # structured content is plain JSON
 
@@ -104,7 +122,7 @@ def test_an_agent_loads_the_tools_through_langchain_mcp_adapters(seeded_home: Pa
         return sorted(tools), found, refused
 
     names, found, refused = asyncio.run(go())
-    assert names == ["affected_models", "assess_change", "explain_run", "latest_verdict"]
+    assert names == ["affected_models", "assess_change", "check_changes", "explain_run", "latest_verdict"]
     assert FRAUD_MODEL_URN in str(found) and '"found": false' in str(refused).replace("False", "false")
 
 
@@ -124,7 +142,7 @@ def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path) -
             await session.initialize()
             return sorted(t.name for t in (await session.list_tools()).tools)
 
-    assert asyncio.run(go()) == ["affected_models", "assess_change", "explain_run", "latest_verdict"]
+    assert asyncio.run(go()) == ["affected_models", "assess_change", "check_changes", "explain_run", "latest_verdict"]
 
 
 def test_over_http_with_its_bearer_token_two_clients_get_their_own_runs(seeded_home: Path) -> None:
