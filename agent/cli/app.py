@@ -144,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     code: int | None = None
     try:
         code = _run(argv)
-        sys.stdout.flush()  # inside the try: buffered output reaches the pipe here, not at interpreter exit
+        if not sys.stdout.closed:  # `provenance mcp` on stdio: the MCP SDK closes stdout when the client leaves
+            sys.stdout.flush()  # inside the try: buffered output reaches the pipe here, not at interpreter exit
     except SystemExit:  # argparse's --help / usage errors: flush here too, for the same reason
         try:
             sys.stdout.flush()

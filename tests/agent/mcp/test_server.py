@@ -126,7 +126,7 @@ def test_an_agent_loads_the_tools_through_langchain_mcp_adapters(seeded_home: Pa
     assert FRAUD_MODEL_URN in str(found) and '"found": false' in str(refused).replace("False", "false")
 
 
-def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path) -> None:
+def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path, tmp_path: Path) -> None:
     """The README's configuration block, with this checkout's paths, as a client reads it."""
     readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     block = readme.split("<!-- mcp-config -->\n```json\n", 1)[1].split("```", 1)[0]
@@ -138,11 +138,14 @@ def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path) -
 
     async def go() -> list[str]:
         params = StdioServerParameters(command=entry["command"], args=entry["args"], env=os.environ | entry["env"])
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            return sorted(t.name for t in (await session.list_tools()).tools)
+        with (tmp_path / "server.err").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return sorted(t.name for t in (await session.list_tools()).tools)
 
-    assert asyncio.run(go()) == ["affected_models", "assess_change", "check_changes", "explain_run", "latest_verdict"]
+    tools = asyncio.run(go())
+    assert "Traceback" not in (tmp_path / "server.err").read_text()  # the server ends cleanly when the client leaves
+    assert tools == ["affected_models", "assess_change", "check_changes", "explain_run", "latest_verdict"]
 
 
 def test_over_http_with_its_bearer_token_two_clients_get_their_own_runs(seeded_home: Path) -> None:
