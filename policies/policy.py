@@ -48,16 +48,21 @@ class Policy(Frozen):
         """Whether this policy has rules for the task (v1 judges binary classifiers only)."""
         return task == "binary" or (self.multiclass if task == "multiclass" else self.regression) is not None
 
-    def segment_bands(self, task: Task) -> tuple[float, float] | None:
-        """(warning, block) of the segment metric: the flip-rate band for classifiers, the moved-share band for
-        regressors. None when the policy has no segment rule or no rules for the task: pass no segments then."""
+    def share_band(self, task: Task) -> tuple[float, float] | None:
+        """(warning, block) of the task's headline share: the flip-rate band for classifiers, the moved-share band
+        for regressors; None when the policy has no rules for the task."""
         bands: dict[str, Band | None] = {
             "binary": self.flip_rate,
             "multiclass": None if self.multiclass is None else self.multiclass.flip_rate,
             "regression": None if self.regression is None else self.regression.moved_share,
         }
         band = bands[task]
-        return None if self.segments is None or band is None else (band.warning, band.block)
+        return None if band is None else (band.warning, band.block)
+
+    def segment_bands(self, task: Task) -> tuple[float, float] | None:
+        """The share band the segment rule judges segments by (`share_band`); None when the policy has no segment
+        rule or no rules for the task: pass no segments then."""
+        return None if self.segments is None else self.share_band(task)
 
     def regression_tolerance_fraction(self) -> float | None:
         """A regressor's prediction "moved" when |mutated - baseline| > this x std of the baseline predictions."""

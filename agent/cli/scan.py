@@ -139,8 +139,7 @@ def _text(result: ScanResult, folder: Path) -> str:
     for model in result.models:
         lines.append(f"  {model.name}:" if model.axes else f"  {model.summary()}")
         for axis in model.axes:
-            levels = "; ".join(axis.bracket_text(level) for level in ("BLOCK", "WARNING"))
-            lines.append(f"    {axis.axis:<11} {levels}")
+            lines.append(f"    {axis.axis:<11} {axis.levels_text()}")
     if not result.models:
         lines.append("  no production model downstream: nothing to scan")
     lines.append(f"Evidence: {folder / REPORT_FILE}")

@@ -15,7 +15,6 @@ from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import resolve_field
 from tools.mutations import PlanError
-from tools.tolerance.bisection import LEVELS
 from tools.tolerance.report import REPORT_FILE, write_scan
 from tools.tolerance.scan import scan_async
 
@@ -37,9 +36,7 @@ def make_tolerance(ctx: AgentContext) -> Node:
         ]
         for model in result.models:
             lines.append(f"{model.name}:" if model.axes else model.summary())
-            lines += [
-                f"  - {a.axis}: " + "; ".join(a.bracket_text(level) for level in reversed(LEVELS)) for a in model.axes
-            ]
+            lines += [f"  - {a.axis}: {a.levels_text()}" for a in model.axes]
         if not result.models:
             lines.append("No production model depends on this field: nothing to scan.")
         lines.append(f"Evidence: {folder / REPORT_FILE} (publish the map with `provenance scan --publish`)")

@@ -20,15 +20,6 @@ _COLOURS = {Verdict.PASS: "tab:green", Verdict.WARNING: "tab:orange", Verdict.BL
 _SHARE = {"binary": "flip rate", "multiclass": "flip rate", "regression": "moved share"}
 
 
-def share_band(policy: Policy, task: str | None) -> tuple[float, float] | None:
-    band = {
-        "binary": policy.flip_rate,
-        "multiclass": None if policy.multiclass is None else policy.multiclass.flip_rate,
-        "regression": None if policy.regression is None else policy.regression.moved_share,
-    }.get(task or "")
-    return None if band is None else (band.warning, band.block)
-
-
 def dose_response(model: ModelScan, policy: Policy, path: Path) -> None:
     columns = min(4, max(1, len(model.axes)))
     rows = max(1, math.ceil(len(model.axes) / columns))
@@ -38,7 +29,7 @@ def dose_response(model: ModelScan, policy: Policy, path: Path) -> None:
         f"{model.name}: {_SHARE.get(model.task or '', 'share')} vs dose on {model.column} (95% CI; dots: verdict)",
         fontsize=10,
     )
-    band = share_band(policy, model.task)
+    band = policy.share_band(model.task) if model.task else None
     for i, axis in enumerate(model.axes):
         _panel(figure.add_subplot(rows, columns, i + 1), axis, band)
     figure.subplots_adjust(left=0.07, right=0.98, bottom=0.1, top=0.86, hspace=0.55, wspace=0.3)

@@ -15,7 +15,6 @@ from datahub.metadata.schema_classes import StructuredPropertyDefinitionClass
 from tools.catalog.datahub import CatalogReader, CatalogWriter
 from tools.catalog.session import CatalogError
 from tools.evidence.writeback import MAX_DOCUMENT_CHARS
-from tools.tolerance.bisection import LEVELS
 from tools.tolerance.schema import ModelScan, ScanPublication, ScanResult
 
 TOLERANCE_PROPERTY = "io.provenance.tolerance"
@@ -51,7 +50,7 @@ def tolerance_values(result: ScanResult) -> list[str]:
 def _model_text(model: ModelScan) -> str:
     if model.not_scanned:
         return f"{model.name}: not scanned (INCOMPLETE: {model.not_scanned})"
-    parts = [f"{a.axis} {', '.join(a.bracket_text(level) for level in reversed(LEVELS))}" for a in model.axes]
+    parts = [f"{a.axis} {a.levels_text(', ')}" for a in model.axes]
     return f"{model.name}: " + "; ".join(parts)
 
 

@@ -23,6 +23,10 @@ class AxisResult(BaseModel):
     search: Search
     labels: dict[float, str] = Field(description="each tested dose as people say it (×1.8, 3% nulls)")
 
+    def levels_text(self, separator: str = "; ") -> str:
+        """BLOCK's bracket, then WARNING's: "BLOCK from ×2 (×1.5 tolerated); WARNING from ×1.5 (×1.2 tolerated)"."""
+        return separator.join(self.bracket_text(level) for level in reversed(LEVELS))
+
     def bracket_text(self, level: Level) -> str:
         """ "BLOCK from ×2 (×1.5 tolerated)", "no WARNING up to ×1000", or why the threshold is unknown."""
         if self.search.incomplete:
@@ -52,7 +56,7 @@ class ModelScan(BaseModel):
     def summary(self) -> str:
         if self.not_scanned:
             return f"{self.name}: not scanned — {self.not_scanned}"
-        parts = [f"{a.axis}: {'; '.join(a.bracket_text(level) for level in reversed(LEVELS))}" for a in self.axes]
+        parts = [f"{a.axis}: {a.levels_text()}" for a in self.axes]
         return f"{self.name}: " + " | ".join(parts)
 
 
