@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
         "share), bisects a fixed dose grid on the policy's own verdict and reports each threshold as a bracket "
         "between two tested doses. Writes scan.json, report.md and plots under $PROVENANCE_HOME/scans/<scan_id>/; "
         "writes to the catalog only with --publish and an approval. Exit codes: 0 scanned (and published, if "
-        "asked); 2 bad input; 1 a service or the publication failed.",
+        "asked); 30 the map is incomplete (lineage not read whole, a model not scanned, a threshold unknown); 2 bad "
+        "input; 1 a service or the publication failed.",
     )
     mcp = commands.add_parser(
         "mcp",

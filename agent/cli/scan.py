@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from agent.cli.exit_codes import EXIT_FAILURE, EXIT_OK
+from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.errors import UsageError
 from policies import load_policy
 from tools.catalog.connection import open_catalog
@@ -67,6 +67,8 @@ def _cmd_scan(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
         print(f"Not scanned (no production model downstream): {', '.join(unreached)}")
     if (args.model is not None or args.field is None) and (columns := combined_heat_map(settings.home, scanned)):
         print(f"Columns × axes: {columns}", file=sys.stderr if args.json else sys.stdout)
+    if code == EXIT_OK and any(r.gaps() for r in scanned):
+        code = EXIT_CODES["INCOMPLETE"]  # the map has holes: what was measured stands, the rest is unknown
     return code
 
 
@@ -141,7 +143,8 @@ def _text(result: ScanResult, folder: Path) -> str:
         for axis in model.axes:
             lines.append(f"    {axis.axis:<11} {axis.levels_text()}")
     if not result.models:
-        lines.append("  no production model downstream: nothing to scan")
+        lines.append(f"  {result.empty_text()}")
+    lines += [f"  {gap}" for gap in result.gaps()]
     lines.append(f"Evidence: {folder / REPORT_FILE}")
     return "\n".join(lines)
 

@@ -55,3 +55,6 @@ class LatestVerdict(BaseModel):
     change_tested: str | None = None
     reasons: list[str] = []
     publication: str | None = None
+    unreadable_runs: list[str] = Field(
+        default=[], description="newer run folders whose evidence could not be read: a later verdict may be there"
+    )

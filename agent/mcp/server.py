@@ -173,11 +173,13 @@ def build_server(
         Provenance's runs on this home: the run, when, the verdict, the change tested, the reasons and whether it
         was published. `found` is false when no run tested this model."""
         home = agent(ctx).settings.home
+        unreadable: list[str] = []
         for run_id in reversed(list_run_ids(home)):  # run ids start with their UTC time: newest last
             try:
                 evidence = read_evidence(home, run_id)
-            except EvidenceError:
-                continue  # a damaged run folder is not this model's latest verdict
+            except EvidenceError as exc:  # said in the answer: the newest readable run may not be the latest
+                unreadable.append(f"{run_id}: {exc}")
+                continue
             hit = next((m for m in evidence.models if model in (m.urn, m.name)), None)
             if hit is not None:
                 return LatestVerdict(
@@ -189,8 +191,9 @@ def build_server(
                     change_tested=evidence.plan.description,
                     reasons=[r.message for r in hit.reasons],
                     publication=evidence.publication.status,
+                    unreadable_runs=unreadable,
                 )
-        return LatestVerdict(model=model, found=False)
+        return LatestVerdict(model=model, found=False, unreadable_runs=unreadable)
 
     @server.tool()
     async def explain_run(run_id: str, ctx: Context[Any, AgentContext, Any]) -> Assessment:

@@ -38,7 +38,8 @@ def make_tolerance(ctx: AgentContext) -> Node:
             lines.append(f"{model.name}:" if model.axes else model.summary())
             lines += [f"  - {a.axis}: {a.levels_text()}" for a in model.axes]
         if not result.models:
-            lines.append("No production model depends on this field: nothing to scan.")
+            lines.append(result.empty_text())
+        lines += result.gaps()
         lines.append(f"Evidence: {folder / REPORT_FILE} (publish the map with `provenance scan --publish`)")
         answer = "\n".join(lines)
         return {"answer": answer, "messages": [AIMessage(answer)], "scan_dir": str(folder)}

@@ -82,6 +82,10 @@ def report_markdown(result: ScanResult) -> str:
         "policy's verdict reached the level, and the largest below it that did not. Doses in between were not "
         "tested.",
     ]
+    if gaps := result.gaps():
+        lines += ["", "## Incomplete", *(f"- {gap}" for gap in gaps)]
+    if not result.models:
+        lines += ["", result.empty_text()]
     for model in result.models:
         lines += ["", *_model_section(model)]
     if result.not_tested:

@@ -89,3 +89,27 @@ class ScanResult(BaseModel):
     environment: dict[str, str] = {}
     plots: dict[str, str] = {}  # file name -> sha256, as written next to scan.json
     publication: ScanPublication = ScanPublication()
+
+    def gaps(self) -> list[str]:
+        """What the map could not say, each as INCOMPLETE: lineage not read completely (so "no production model"
+        or a missing model is unknown, not none), models not scanned, axes whose thresholds are unknown."""
+        found: list[str] = []
+        if self.coverage is not None and not self.coverage.complete:
+            found.append(
+                "INCOMPLETE: the lineage could not be read completely, so models downstream may be missing: "
+                + "; ".join(self.coverage.unreadable)
+            )
+        found += [f"INCOMPLETE: {m.name} not scanned: {m.not_scanned}" for m in self.models if m.not_scanned]
+        found += [
+            f"INCOMPLETE: {m.name} {a.axis}: {a.search.incomplete}"
+            for m in self.models
+            for a in m.axes
+            if a.search.incomplete
+        ]
+        return found
+
+    def empty_text(self) -> str:
+        """What a scan that reached no production model says: none depends, or the lineage was not read whole."""
+        if self.coverage is not None and not self.coverage.complete:
+            return "No production model found, but the lineage could not be read completely: nothing was scanned."
+        return "No production model depends on this field (the whole lineage graph was read): nothing to scan."

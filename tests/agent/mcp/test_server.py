@@ -66,6 +66,9 @@ async def session_run(
 
 def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence(seeded_home: Path) -> None:
     before = catalog_write_count(seeded_home / "catalog.db")
+    damaged = seeded_home / "runs" / "99991231T000000Z-damaged"  # sorts after every real run: the "newest"
+    damaged.mkdir(parents=True)
+    (damaged / "evidence.json").write_text("{not json")
     calls = [
         ("affected_models", {"dataset": POSTGRES_TABLE_URN, "field": "amount"}),
         ("assess_change", {"dataset": POSTGRES_TABLE_URN, "field": "amount", "op": "scale", "params": {"factor": 100}}),
@@ -93,11 +96,13 @@ def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence
     assert Path(run["report_md"]).is_file() and reports and reports[0].startswith("# ")
     assert "experiment.measure done" in PROGRESS and "write_evidence done" in PROGRESS  # a long call reports progress
     assert latest.structuredContent["run_id"] == run["run_id"] and latest.structuredContent["verdict"] == "BLOCK"  # type: ignore[index]
+    assert [u.split(":")[0] for u in latest.structuredContent["unreadable_runs"]] == [damaged.name]  # type: ignore[index]
     assert bad_urn.isError and "[exit 2]" in bad_urn.content[0].text and "URN" in bad_urn.content[0].text  # type: ignore[union-attr]
     assert bad_op.isError and "unknown mutation operator 'explode'" in bad_op.content[0].text  # type: ignore[union-attr]
-    assert never.structuredContent == {"model": "merchant_risk_scorer", "found": False, "run_id": None,  # type: ignore[comparison-overlap]
-                                       "created_at": None, "verdict": None, "change_tested": None, "reasons": [],
-                                       "publication": None}  # fmt: skip
+    unfound = dict(never.structuredContent or {})
+    assert [u.split(":")[0] for u in unfound.pop("unreadable_runs")] == [damaged.name]  # said, not skipped silently
+    assert unfound == {"model": "merchant_risk_scorer", "found": False, "run_id": None, "created_at": None,
+                       "verdict": None, "change_tested": None, "reasons": [], "publication": None}  # fmt: skip
     check = checked.structuredContent
     assert check is not None and (check["verdict"], check["exit_code"], check["published"]) == ("BLOCK", 20, False)
     assert [e["verdict"] for e in check["entries"]] == ["BLOCK", "BLOCK"]  # the scale and the dropped column

@@ -71,3 +71,25 @@ def test_a_change_is_cited_exactly_when_it_reaches_a_published_threshold(
     for note in said:
         model = note.split(":")[0]
         assert expected[model] in note and "scan scan-1" in note and note.endswith("the experiment decides")
+
+
+def test_what_a_scan_could_not_say_is_incomplete_never_none() -> None:
+    from tools.catalog.coverage import Coverage
+
+    complete = result()
+    assert complete.gaps() == []
+    unread = complete.model_copy(update={"models": [], "coverage": Coverage(unreadable=["get_lineage of x: timeout"])})
+    assert unread.empty_text().startswith("No production model found, but the lineage could not be read completely")
+    assert unread.gaps() == [
+        "INCOMPLETE: the lineage could not be read completely, so models downstream may be missing: "
+        "get_lineage of x: timeout"
+    ]
+    assert complete.model_copy(update={"models": []}).empty_text().startswith("No production model depends")
+    holes = [ModelScan(urn="u3", name="m3", not_scanned="missing_binding: no artifact")]
+    stopped = axis("nulls", 0.2, 0.5)
+    stopped.search.incomplete = "dose 1: INCOMPLETE (too_few_rows)"
+    holes.append(ModelScan(urn="u4", name="m4", axes=[stopped]))
+    assert complete.model_copy(update={"models": holes}).gaps() == [
+        "INCOMPLETE: m3 not scanned: missing_binding: no artifact",
+        "INCOMPLETE: m4 nulls: dose 1: INCOMPLETE (too_few_rows)",
+    ]
