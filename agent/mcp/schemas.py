@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from policies import Verdict
+from tools.changes.schema import ChangeSet
 
 
 class ModelReached(BaseModel):
@@ -32,6 +33,9 @@ class ModelVerdict(BaseModel):
     task: str | None = None
     reasons: list[str]
     metrics: dict[str, object] | None = Field(default=None, description="the measured numbers with 95% intervals")
+    plots: dict[str, str] = Field(
+        default={}, description="plot name -> its PNG as the resource provenance://runs/<id>/plots/<file>"
+    )
 
 
 class Assessment(BaseModel):
@@ -58,3 +62,23 @@ class LatestVerdict(BaseModel):
     unreadable_runs: list[str] = Field(
         default=[], description="newer run folders whose evidence could not be read: a later verdict may be there"
     )
+
+
+class SqlFileChanged(BaseModel):
+    file: str
+    status: str = Field(description="added, modified, deleted or renamed")
+    table: str = Field(description="the table the model builds, as the catalog is searched for it")
+    changed: bool = Field(description="an existing column changed (or a version could not be parsed)")
+
+
+class InferredChanges(BaseModel):
+    base: str
+    head: str
+    repo: str = Field(description="the git checkout read, as an absolute path")
+    changes_yaml: str = Field(description="the CHANGES.yml text, ready for check_changes once reviewed")
+    change_set: ChangeSet = Field(description="the same entries as structured data")
+    files: list[SqlFileChanged] = Field(description="every .sql file changed between base and head")
+    unresolved: dict[str, str] = Field(
+        default={}, description="table name -> why its dataset was not found in the catalog, and how to fix it"
+    )
+    summary: list[str] = Field(description="one line per entry, file:line first, as `provenance infer-changes`")

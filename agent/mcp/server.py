@@ -8,6 +8,7 @@ writes to DataHub: publishing a verdict stays behind a person's approval (the ch
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -23,13 +24,23 @@ from mcp.server.fastmcp.exceptions import ToolError
 from agent.assessment import assess_change as run_assessment
 from agent.checking import check_result
 from agent.context import AgentContext
-from agent.mcp.schemas import AffectedModels, Assessment, LatestVerdict, ModelReached, ModelVerdict
+from agent.errors import UsageError
+from agent.inferring import InferRequest, analyse_request, header, infer, summary_lines
+from agent.mcp.schemas import (
+    AffectedModels,
+    Assessment,
+    InferredChanges,
+    LatestVerdict,
+    ModelReached,
+    ModelVerdict,
+    SqlFileChanged,
+)
 from agent.plan_sentence import dataset_name
 from tools.catalog.handle import CatalogHandle
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import check_dataset_urn
 from tools.changes.result import CheckResult
-from tools.changes.schema import load_change_set
+from tools.changes.schema import dump_change_set, load_change_set
 from tools.errors import ProvenanceError
 from tools.evidence.schema import Evidence
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, list_run_ids, read_evidence, runs_dir
@@ -41,6 +52,7 @@ INSTRUCTIONS = (
     "Provenance tells which production ML models depend on a DataHub field (affected_models) and whether a proposed "
     "change to that field degrades them (assess_change, or check_changes for a CHANGES.yml: runs the models on "
     "baseline and changed data and applies a fixed, versioned policy: PASS, WARNING, BLOCK or INCOMPLETE). "
+    "infer_changes turns a git diff of SQL models (plain SQL or dbt) into those CHANGES entries. "
     "latest_verdict and explain_run read recorded evidence, never memory. No tool writes to DataHub: publishing a "
     "verdict needs a person's approval in the Provenance chat or with `provenance publish RUN_ID`. A BLOCK means: "
     "do not ship the change as is."
@@ -168,6 +180,65 @@ def build_server(
         return await _served(run)
 
     @server.tool()
+    async def infer_changes(
+        base: str,
+        ctx: Context[Any, AgentContext, Any],
+        head: str = "HEAD",
+        repo: str = ".",
+        paths: list[str] | None = None,
+        platform: str | None = None,
+        name_prefix: str | None = None,
+        datasets: dict[str, str] | None = None,
+        null_share: float | None = None,
+        dialect: str | None = None,
+    ) -> InferredChanges:
+        """The CHANGES entries a git diff implies, as `provenance infer-changes` writes them: every .sql file
+        (plain SQL or dbt) changed between the refs `base` and `head` in the checkout `repo` (a path on the
+        server's machine, default its working directory; `paths` narrows to files under them), both versions
+        parsed with sqlglot (`dialect`), each changed output column mapped to an operator (x*c -> scale, ROUND ->
+        round, x+c -> shift, LEAST/GREATEST -> clip, COALESCE -> constant or null_inject on `null_share` of rows,
+        a CASE mapping -> category_remap), a dropped or renamed column as a structural entry, anything else as
+        `unmapped` for review by hand. Each model's dataset is found in the catalog by its table name, narrowed by
+        `platform` and `name_prefix` ("DB.SCHEMA"), or given in `datasets` {table or file: dataset URN}. Returns
+        `changes_yaml` (pass it to check_changes after review) and the same entries as data; hints in it name the
+        CLI's options (--platform, --name-prefix, --dataset NAME=URN: here platform, name_prefix, datasets).
+        Writes nothing."""
+
+        async def run() -> InferredChanges:
+            for name, urn in (datasets or {}).items():
+                if not urn.startswith("urn:li:dataset:"):
+                    raise UsageError(f"datasets[{name!r}] must be a dataset URN (urn:li:dataset:(...)), got {urn!r}")
+            explicit_pairs = [f"{name}={urn}" for name, urn in (datasets or {}).items()]
+            request = InferRequest(
+                base=base,
+                head=head,
+                repo=Path(repo).expanduser().resolve(),
+                paths=paths or [],
+                platform=platform,
+                name_prefix=name_prefix,
+                datasets=explicit_pairs,
+                null_share=null_share,
+                dialect=dialect,
+            )
+            if null_share is not None and not 0 < null_share <= 1:  # also NaN
+                raise UsageError(f"null_share must be in (0, 1], got {null_share}")
+            models, explicit = await asyncio.to_thread(analyse_request, request)  # git runs: off the event loop
+            inference = await infer(request, models, explicit, agent(ctx).handle.reader)
+            found = inference.change_set
+            return InferredChanges(
+                base=base,
+                head=head,
+                repo=str(request.repo),
+                changes_yaml=dump_change_set(found, header=header(request, found)),
+                change_set=found,
+                files=[SqlFileChanged(file=m.file, status=m.status, table=m.table, changed=m.changed) for m in models],
+                unresolved=inference.unresolved,
+                summary=summary_lines(inference, request, "changes_yaml"),
+            )
+
+        return await _served(run)
+
+    @server.tool()
     async def latest_verdict(model: str, ctx: Context[Any, AgentContext, Any]) -> LatestVerdict:
         """The most recent recorded verdict for a model (its name or mlModel URN), read from the evidence of
         Provenance's runs on this home: the run, when, the verdict, the change tested, the reasons and whether it
@@ -212,6 +283,13 @@ def build_server(
         """A run's evidence.json."""
         return _run_file(settings, run_id, EVIDENCE_FILE)
 
+    @server.resource("provenance://runs/{run_id}/plots/{file}", mime_type="image/png")
+    def plot(run_id: str, file: str) -> bytes:
+        """One of a run's plots (PNG), as listed in a model's `plots`."""
+        if not file.endswith(".png"):
+            raise ValueError(f"{file!r} is not a plot; a model's `plots` lists its plots' resources")
+        return _run_path(settings, run_id, file).read_bytes()
+
     return server
 
 
@@ -246,6 +324,7 @@ def _assessment(evidence: Evidence, settings: ProvenanceSettings) -> Assessment:
                 task=m.measured_task,
                 reasons=[r.message for r in m.reasons],
                 metrics=m.metrics.model_dump(mode="json") if m.metrics else None,
+                plots={name: f"provenance://runs/{evidence.run_id}/plots/{file}" for name, file in m.plots.items()},
             )
             for m in evidence.models
         ],
@@ -256,9 +335,15 @@ def _assessment(evidence: Evidence, settings: ProvenanceSettings) -> Assessment:
 
 
 def _run_file(settings: ProvenanceSettings, run_id: str, name: str) -> str:
-    if "/" in run_id or run_id.startswith("."):
-        raise ValueError(f"{run_id!r} is not a run id")
+    return _run_path(settings, run_id, name).read_text()
+
+
+def _run_path(settings: ProvenanceSettings, run_id: str, name: str) -> Path:
+    """A file of a run folder; a name that could leave it (a separator, a leading dot) is refused."""
+    for part, what in ((run_id, "a run id"), (name, "a file of a run")):
+        if "/" in part or "\\" in part or part.startswith("."):
+            raise ValueError(f"{part!r} is not {what}")
     path = runs_dir(settings.home) / run_id / name
     if not path.is_file():
         raise ValueError(f"run {run_id} has no {name}; list runs with `provenance runs`")
-    return path.read_text()
+    return path

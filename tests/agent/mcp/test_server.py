@@ -5,8 +5,10 @@ verdict from evidence, a refusal as a tool error — and nothing written to the 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,13 +16,16 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
 from mcp.types import CallToolResult
 
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from tests.agent.helpers import catalog_write_count
+from tests.tools.changes.repo import GitRepo
 
 pytestmark = pytest.mark.slow
 PROVENANCE = str(Path(sys.executable).with_name("provenance"))
+TOOLS = ["affected_models", "assess_change", "check_changes", "explain_run", "infer_changes", "latest_verdict"]
 PROGRESS: list[str] = []  # progress notifications heard during the calls
 CHANGES = f"""version: 1
 changes:
@@ -61,6 +66,16 @@ async def session_run(
             if run_id and not result.isError:
                 read_back = await session.read_resource(f"provenance://runs/{run_id}/report")  # type: ignore[arg-type]
                 reports.append(read_back.contents[0].text)  # type: ignore[union-attr]
+                if "models" not in (result.structuredContent or {}):
+                    continue  # latest_verdict names a run; its plots are read from the assessment
+                plot_uri = next(iter(result.structuredContent["models"][0]["plots"].values()))  # type: ignore[index]
+                plot = (await session.read_resource(plot_uri)).contents[0]
+                assert plot.mimeType == "image/png"
+                assert base64.b64decode(plot.blob).startswith(b"\x89PNG")  # type: ignore[union-attr]
+                escape = await session.call_tool("explain_run", {"run_id": "../" + run_id})
+                assert escape.isError and "[exit 2] no run '../" in escape.content[0].text  # type: ignore[union-attr]
+                with pytest.raises(McpError, match="is not a plot"):
+                    await session.read_resource(f"provenance://runs/{run_id}/plots/evidence.json")  # type: ignore[arg-type]
     return tools, results, reports
 
 
@@ -81,7 +96,7 @@ def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence
         ("check_changes", {"changes_yaml": "version: 1\nchanges:\n  - field: amount\n"}),
     ]  # fmt: skip
     tools, results, reports = asyncio.run(session_run(seeded_home, calls))
-    assert sorted(tools) == ["affected_models", "assess_change", "check_changes", "explain_run", "latest_verdict"]
+    assert sorted(tools) == TOOLS
     affected, assessed, latest, bad_urn, bad_op, never, checked, bad_file = results
     models = {m["urn"]: m for m in affected.structuredContent["models"]}  # type: ignore[index]
     assert models[FRAUD_MODEL_URN]["production"] and models[REVIEW_MODEL_URN]["production"]
@@ -111,6 +126,64 @@ def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence
     assert json.loads(json.dumps(run))  # structured content is plain JSON
 
 
+BASE_SQL = """{{ config(materialized='table') }}
+select transaction_id, amount, merchant_category, account_age_days
+from {{ source('payments', 'transactions') }}
+"""
+
+
+def test_an_agent_turns_a_sql_diff_into_changes_and_checks_them(seeded_home: Path, tmp_path: Path) -> None:
+    """infer_changes gives what `provenance infer-changes` writes for the same diff, and its YAML goes straight into
+    check_changes; a bad ref or share is a tool error with the CLI's exit code."""
+    repo = GitRepo.create(tmp_path / "warehouse")
+    repo.commit("base", {"models/transactions.sql": BASE_SQL})
+    head_sql = BASE_SQL.replace(" amount,", " amount * 100 as amount,").replace(", account_age_days", "")
+    repo.commit("amounts in cents", {"models/transactions.sql": head_sql, "models/new.sql": "select 1 as one"})
+    before = catalog_write_count(seeded_home / "catalog.db")
+    asked = {"base": "main~1", "repo": str(repo.root), "name_prefix": "payments.public"}
+
+    async def go() -> list[CallToolResult]:
+        async with stdio_client(server(seeded_home)) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            inferred = await session.call_tool("infer_changes", asked)
+            assert not inferred.isError, inferred.content
+            yaml_text = (inferred.structuredContent or {})["changes_yaml"]
+            checked = await session.call_tool("check_changes", {"changes_yaml": yaml_text})
+            unknown = await session.call_tool("infer_changes", asked | {"base": "no-such-branch"})
+            share = await session.call_tool("infer_changes", asked | {"null_share": 1.5})
+            not_git = await session.call_tool("infer_changes", {"base": "main", "repo": str(tmp_path)})
+            not_urn = await session.call_tool("infer_changes", asked | {"datasets": {"transactions": "payments"}})
+            return [inferred, checked, unknown, share, not_git, not_urn]
+
+    inferred, checked, unknown, share, not_git, not_urn = asyncio.run(go())
+    found = inferred.structuredContent or {}
+    cli = subprocess.run(
+        [PROVENANCE, "infer-changes", "--repo", str(repo.root), "--base", "main~1", "--name-prefix", "payments.public",
+         "--output", "-"], env=server(seeded_home).env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert found["changes_yaml"] == cli.stdout  # the same entries, the same header, as the CLI writes
+    assert found["summary"][1:] == cli.stderr.strip().splitlines()[1:]  # the same lines (the first names the output)
+    assert [(c["field"], c["op"], c["params"]) for c in found["change_set"]["changes"]] == [
+        ("amount", "scale", {"factor": 100.0})
+    ]
+    assert [(s["field"], s["change"]) for s in found["change_set"]["structural"]] == [("account_age_days", "dropped")]
+    assert {f["file"]: f["changed"] for f in found["files"]} == {
+        "models/transactions.sql": True,
+        "models/new.sql": False,
+    }
+    assert found["repo"] == str(repo.root.resolve()) and found["unresolved"] == {}
+    check = checked.structuredContent or {}
+    assert (check["verdict"], check["exit_code"], check["published"]) == ("BLOCK", 20, False)
+    assert [e["verdict"] for e in check["entries"]] == ["BLOCK", "BLOCK"]  # amount x100, account_age_days dropped
+    assert unknown.isError and "[exit 2]" in unknown.content[0].text  # type: ignore[union-attr]
+    assert "unknown git ref 'no-such-branch'" in unknown.content[0].text  # type: ignore[union-attr]
+    assert share.isError and "[exit 2] null_share must be in (0, 1]" in share.content[0].text  # type: ignore[union-attr]
+    assert not_git.isError and "not inside a git repository" in not_git.content[0].text  # type: ignore[union-attr]
+    assert not_urn.isError and "[exit 2] datasets['transactions'] must be a dataset URN" in not_urn.content[0].text  # type: ignore[union-attr]
+    assert catalog_write_count(seeded_home / "catalog.db") == before
+
+
 def test_an_agent_loads_the_tools_through_langchain_mcp_adapters(seeded_home: Path) -> None:
     """As a LangChain/LangGraph agent would: the tools with their schemas, called through the adapter."""
     from langchain_mcp_adapters.client import MultiServerMCPClient
@@ -127,7 +200,7 @@ def test_an_agent_loads_the_tools_through_langchain_mcp_adapters(seeded_home: Pa
         return sorted(tools), found, refused
 
     names, found, refused = asyncio.run(go())
-    assert names == ["affected_models", "assess_change", "check_changes", "explain_run", "latest_verdict"]
+    assert names == TOOLS
     assert FRAUD_MODEL_URN in str(found) and '"found": false' in str(refused).replace("False", "false")
 
 
@@ -150,12 +223,11 @@ def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path, t
 
     tools = asyncio.run(go())
     assert "Traceback" not in (tmp_path / "server.err").read_text()  # the server ends cleanly when the client leaves
-    assert tools == ["affected_models", "assess_change", "check_changes", "explain_run", "latest_verdict"]
+    assert tools == TOOLS
 
 
 def test_over_http_with_its_bearer_token_two_clients_get_their_own_runs(seeded_home: Path) -> None:
     import socket
-    import subprocess
     import time
 
     import httpx
