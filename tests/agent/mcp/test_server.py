@@ -27,6 +27,7 @@ pytestmark = pytest.mark.slow
 PROVENANCE = str(Path(sys.executable).with_name("provenance"))
 TOOLS = ["affected_models", "assess_change", "check_changes", "explain_run", "infer_changes", "latest_verdict"]
 PROGRESS: list[str] = []  # progress notifications heard during the calls
+RECORDED: dict[str, Any] = {}  # what explain_run and the evidence resource gave back for the assessment
 CHANGES = f"""version: 1
 changes:
   - dataset: "{POSTGRES_TABLE_URN}"
@@ -72,6 +73,9 @@ async def session_run(
                 plot = (await session.read_resource(plot_uri)).contents[0]
                 assert plot.mimeType == "image/png"
                 assert base64.b64decode(plot.blob).startswith(b"\x89PNG")  # type: ignore[union-attr]
+                RECORDED["explained"] = await session.call_tool("explain_run", {"run_id": run_id})
+                recorded = await session.read_resource(f"provenance://runs/{run_id}/evidence")  # type: ignore[arg-type]
+                RECORDED["evidence"] = json.loads(recorded.contents[0].text)  # type: ignore[union-attr]
                 escape = await session.call_tool("explain_run", {"run_id": "../" + run_id})
                 assert escape.isError and "[exit 2] no run '../" in escape.content[0].text  # type: ignore[union-attr]
                 with pytest.raises(McpError, match="is not a plot"):
@@ -109,6 +113,11 @@ def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence
         "review_time_estimator": "BLOCK",
     }
     assert Path(run["report_md"]).is_file() and reports and reports[0].startswith("# ")
+    explained = RECORDED["explained"]
+    assert not explained.isError and explained.structuredContent == run  # the same answer, read back from evidence
+    recorded = RECORDED["evidence"]
+    assert (recorded["run_id"], recorded["verdict"]) == (run["run_id"], "BLOCK")
+    assert recorded["publication"]["status"] == "not_requested"  # assess_change never publishes
     assert "experiment.measure done" in PROGRESS and "write_evidence done" in PROGRESS  # a long call reports progress
     assert latest.structuredContent["run_id"] == run["run_id"] and latest.structuredContent["verdict"] == "BLOCK"  # type: ignore[index]
     assert [u.split(":")[0] for u in latest.structuredContent["unreadable_runs"]] == [damaged.name]  # type: ignore[index]
