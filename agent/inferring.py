@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.errors import UsageError
 from tools.catalog.datahub import CatalogReader
 from tools.changes.infer import Inference, ModelChanges, analyse, build_change_set
 from tools.changes.resolve import FIX_HINT, CatalogResolver, Resolution, parse_explicit
@@ -69,8 +70,11 @@ async def _no_catalog(table: str, file: str) -> Resolution:
 
 
 def null_share(value: float | None) -> NullShare:
+    """The share of rows a COALESCE change touches: stated, or the default — never an observed one."""
     if value is None:
         return NullShare(DEFAULT_NULL_SHARE, "the --null-share default, not an observed null share")
+    if not 0 < value <= 1:  # also NaN
+        raise UsageError(f"null_share must be in (0, 1], got {value}")
     return NullShare(value, "the stated --null-share, not an observed null share")
 
 

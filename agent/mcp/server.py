@@ -220,8 +220,6 @@ def build_server(
                 null_share=null_share,
                 dialect=dialect,
             )
-            if null_share is not None and not 0 < null_share <= 1:  # also NaN
-                raise UsageError(f"null_share must be in (0, 1], got {null_share}")
             models, explicit = await asyncio.to_thread(analyse_request, request)  # git runs: off the event loop
             inference = await infer(request, models, explicit, agent(ctx).handle.reader)
             found = inference.change_set
