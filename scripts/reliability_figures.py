@@ -217,11 +217,30 @@ def _scale(template: Path, work: Path) -> list[Row]:
     ]
 
 
+def _trust(template: Path, work: Path) -> list[Row]:
+    from tests.reliability.test_trust import measure_trust
+
+    started = time.perf_counter()
+    f = measure_trust(template, work)
+    return [
+        Row(
+            "Trust boundary (a catalog writer's bindings)",
+            f"{f.cases} bindings a catalog writer could set: planted pickles with their own hash (outside the roots, "
+            "through a link, a relative path, a URL), /proc/self/environ, /etc/passwd and a secret header as "
+            "evaluation data; default roots",
+            f"**{f.code_ran}** pickles run; **{f.leaks}** runs leaking a secret; {f.refused_with_reason}/{f.cases} "
+            f"INCOMPLETE with their reason; control (the demo's own binding) tested: {f.control_tested}",
+            time.perf_counter() - started,
+        )
+    ]
+
+
 AREAS: dict[str, Callable[[Path, Path], list[Row]]] = {
     "injection": _injection,
     "faults": _faults,
     "bad_input": _bad_input,
     "artifacts": _artifacts,
+    "trust": _trust,
     "isolation": _isolation,
     "scale": _scale,
 }

@@ -13,6 +13,9 @@ import pytest
 _HOME = tempfile.mkdtemp(prefix="provenance-test-home-")
 os.environ["HOME"] = _HOME
 os.environ["DATAHUB_TELEMETRY_ENABLED"] = "false"
+# The test worlds (MLflow stores, warehouses, evaluation files, catalogs) are built in the temporary folder: it is
+# what an operator lists in PROVENANCE_ARTIFACT_ROOTS. Tests of the trust boundary set roots of their own.
+os.environ["PROVENANCE_ARTIFACT_ROOTS"] = os.path.realpath(tempfile.gettempdir())
 
 from seed.seeding import seed_demo  # noqa: E402
 from tests.shared_catalog import SharedCatalog  # noqa: E402

@@ -118,7 +118,11 @@ def run_in(repo: Path, tmp_path: Path, given: dict[str, str], **options: Any) ->
             "action_path": str(ROOT),
             "workspace": str(repo),
             "sha": git(repo, "rev-parse", "HEAD"),
-            "event": {"pull_request": {"base": {"sha": git(repo, "rev-list", "--max-parents=0", "HEAD")}}},
+            "event": {
+                "pull_request": {
+                    "base": {"sha": options.pop("base", None) or git(repo, "rev-list", "--max-parents=0", "HEAD")}
+                }
+            },
         }
         if options.pop("pull_request", True)
         else {"action_path": str(ROOT), "workspace": str(repo)},
@@ -152,7 +156,8 @@ def test_inferred_cents_change_blocks_the_job(repo: Path, tmp_path: Path) -> Non
         "Gate": "failure",
     }, [(s.name, s.stdout, s.stderr) for s in run.steps]
     assert run.env["PROVENANCE_CATALOG"] == "embedded"
-    assert run.env["PROVENANCE_LITE_DB"] == str(repo / "catalog" / "catalog.db")
+    # a pull request: the catalog comes from the base commit, never from the head's checkout
+    assert run.env["PROVENANCE_LITE_DB"] == str(tmp_path / "runner-temp" / "provenance-base" / "catalog" / "catalog.db")
     inferred = Path(run.outputs["changes-file"]).read_text()
     assert "op: scale" in inferred and "factor: 100" in inferred and "file: models/transactions.sql" in inferred
     assert (run.outputs["verdict"], run.outputs["exit-code"]) == ("BLOCK", "20")
@@ -205,6 +210,39 @@ def test_the_gate_maps_the_exit_code_by_fail_on(
     assert (gate.status == "success") is passes, gate.stdout
     if not passes:
         assert "::error::" in gate.stdout
+
+
+@pytest.mark.slow
+def test_a_pull_request_cannot_swap_the_catalog_or_the_policy(repo: Path, tmp_path: Path) -> None:
+    """The head commit replaces the committed catalog with a file of its own and loosens the policy: the gate reads
+    both from the base commit, so the ×100 change still BLOCKs."""
+    (repo / "policy.yml").write_text((ROOT / "policies" / "default-v2.yaml").read_text())
+    git(repo, "add", "policy.yml")
+    git(repo, "commit", "-qm", "the team's policy")
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "models" / "transactions.sql").write_text(CENTS_SQL)
+    (repo / "catalog" / "catalog.db").write_bytes(b"a catalog the pull request brought")
+    (repo / "policy.yml").write_text("this: is not the team's policy\n")
+    git(repo, "commit", "-qam", "amounts in cents, and a catalog and a policy of my own")
+
+    run = run_in(
+        repo, tmp_path, {"lite-file": "catalog/catalog.db", "policy": "policy.yml", "paths": "models"}, base=base
+    )
+
+    assert (run.outputs["verdict"], run.outputs["exit-code"]) == ("BLOCK", "20"), [
+        (s.name, s.stdout, s.stderr) for s in run.steps
+    ]
+    assert "from the base commit" in run.step("Choose the catalog").stdout
+    assert Path(run.env["PROVENANCE_LITE_DB"]).read_bytes() != (repo / "catalog" / "catalog.db").read_bytes()
+
+
+def test_a_catalog_only_the_head_has_is_refused(plain_repo: Path, tmp_path: Path) -> None:
+    (plain_repo / "catalog.db").write_bytes(b"brought by the pull request")
+    git(plain_repo, "add", "catalog.db")
+    git(plain_repo, "commit", "-qm", "my own catalog")
+    run = run_in(plain_repo, tmp_path, {"lite-file": "catalog.db"}, only=("Choose the catalog",))
+    step = run.step("Choose the catalog")
+    assert step.returncode == 2 and "is not in the pull request's base commit" in step.stderr
 
 
 def test_no_catalog_fails_with_advice(plain_repo: Path, tmp_path: Path) -> None:

@@ -32,6 +32,17 @@ class ProvenanceSettings(BaseSettings):
         description="postgresql://… : LangGraph checkpoints and chat history in PostgreSQL (many instances); "
         "unset: SQLite files in $PROVENANCE_HOME.",
     )
+    provenance_artifact_roots: str | None = Field(
+        default=None,
+        description="Comma-separated folders and remote URI prefixes model artifacts and evaluation data may be "
+        "read from (tools/experiment/trust.py); unset: $PROVENANCE_HOME and the embedded catalog file's folder. "
+        "MLflow's models:/, runs:/ and mlflow-artifacts:/ URIs are always fetched through MLFLOW_TRACKING_URI.",
+    )
+    provenance_skops_trusted: str | None = Field(
+        default=None,
+        description="Comma-separated types a skops artifact may hold beyond skops' default trusted types (e.g. "
+        "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor); unset: the defaults only.",
+    )
     provenance_sample_half_width: float = Field(
         default=0.005,
         ge=0,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import pickle
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,10 @@ from tools.experiment.flavours import load_xgboost
 from tools.experiment.sampling import SampleSpec, stratified_indices
 from tools.experiment.segments import is_categorical
 from tools.experiment.task import TaskDecision, check_labels, label_strata
+from tools.settings import load_settings
 
 _HASH_BLOCK = 1 << 20
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|b'[^']*'")
 _PARQUET_BATCH_ROWS = 65_536
 _CSV_CHUNK_ROWS = 200_000
 # Columns the model does not read are read for segments only when they look like a few categories in the file's
@@ -82,6 +85,8 @@ def load_pipeline_bytes(
     try:
         if serialization_format == XGBOOST_FORMAT:
             pipeline = load_xgboost(data, model_class, where)
+        elif is_skops(data, where):
+            pipeline = load_skops(data, where)
         elif serialization_format in PICKLE_FORMATS:
             pipeline = pickle.loads(data)
         else:
@@ -89,7 +94,7 @@ def load_pipeline_bytes(
     except BindingError:
         raise
     except Exception as exc:  # any loading failure means the file is not a usable pipeline
-        raise BindingError("not_a_pipeline", f"artifact {where} could not be loaded: {exc}") from exc
+        raise BindingError("not_a_pipeline", f"artifact {where} could not be loaded: {scrubbed(exc)}") from exc
     if any_task and not callable(getattr(pipeline, "predict_proba", getattr(pipeline, "predict", None))):
         raise BindingError(
             "not_a_pipeline",
@@ -103,6 +108,37 @@ def load_pipeline_bytes(
     return pipeline
 
 
+def is_skops(data: bytes, where: str) -> bool:
+    """A skops file: a zip archive (by name `.skops`, or a zip whose first entry is skops' schema.json)."""
+    if not data.startswith(b"PK\x03\x04"):
+        return False
+    return where.lower().endswith(".skops") or b"schema.json" in data[:256]
+
+
+def load_skops(data: bytes, where: str) -> Any:
+    """Load a skops file without unpickling: only skops' default trusted types and PROVENANCE_SKOPS_TRUSTED's."""
+    import skops.io as sio
+
+    trusted = [t.strip() for t in (load_settings().provenance_skops_trusted or "").split(",") if t.strip()]
+    untrusted = [t for t in sio.get_untrusted_types(data=data) if t not in trusted]
+    if untrusted:
+        raise BindingError(
+            "untrusted_types",
+            f"artifact {where} is a skops file holding type(s) skops does not trust by default: "
+            f"{', '.join(untrusted)}; nothing was loaded. If you have reviewed them, list them in "
+            "PROVENANCE_SKOPS_TRUSTED",
+        )
+    return sio.loads(data, trusted=trusted or None)
+
+
+def scrubbed(exc: BaseException) -> str:
+    """An error's text without the quoted values it may carry (a cell, a header, a line of a file that was never
+    meant to be data): the structure of the message stays, the file's contents do not."""
+    text = " ".join(str(exc).split())[:400]
+    text = _QUOTED.sub("'…'", text)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def read_table(path: Path) -> tuple[pd.DataFrame, str]:
     """A CSV or Parquet file as a frame, and the sha256 of the bytes it was parsed from."""
     if not path.is_file():
@@ -114,7 +150,7 @@ def read_table(path: Path) -> tuple[pd.DataFrame, str]:
         else:
             frame = pd.read_csv(io.BytesIO(data))
     except Exception as exc:  # pandas raises many parser error types
-        raise BindingError("bad_eval_data", f"evaluation data {path} could not be read: {exc}") from exc
+        raise BindingError("bad_eval_data", f"evaluation data {path} could not be read: {scrubbed(exc)}") from exc
     return frame, sha256_bytes(data)
 
 
@@ -131,15 +167,23 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _missing_label(label_column: str, where: Path | str, columns: list[str]) -> BindingError:
+def _missing_label(label_column: str, where: Path | str, columns: list[str], *, echo: bool = False) -> BindingError:
+    """The header is the file's text: counted, never echoed when the catalog named the file (assess, check); listed
+    only for `provenance bind`, whose user named the file on their own command line (`echo`)."""
+    if echo:
+        return BindingError(
+            "bad_eval_data", f"label column {label_column!r} is not in {where}; columns are {', '.join(columns)}"
+        )
     return BindingError(
-        "bad_eval_data", f"label column {label_column!r} is not in {where}; columns are {', '.join(columns)}"
+        "bad_eval_data",
+        f"label column {label_column!r} is not among the {len(columns)} column(s) of {where}; check "
+        "provenance.label_column against the file's header",
     )
 
 
-def check_label(frame: pd.DataFrame, label_column: str, where: Path | str) -> None:
+def check_label(frame: pd.DataFrame, label_column: str, where: Path | str, *, echo: bool = False) -> None:
     if label_column not in frame.columns:
-        raise _missing_label(label_column, where, list(map(str, frame.columns)))
+        raise _missing_label(label_column, where, list(map(str, frame.columns)), echo=echo)
     labels = frame[label_column]
     if labels.isna().any() or not set(np.unique(labels.to_numpy())) <= {0, 1}:
         raise BindingError("bad_eval_data", f"label column {label_column!r} must hold only 0/1 values")
@@ -212,7 +256,7 @@ def load_eval_sample(
     except BindingError:
         raise
     except Exception as exc:  # pandas and pyarrow raise many parser error types
-        raise BindingError("bad_eval_data", f"evaluation data {path} could not be read: {exc}") from exc
+        raise BindingError("bad_eval_data", f"evaluation data {path} could not be read: {scrubbed(exc)}") from exc
     if _stamp(path) != before:
         raise BindingError("bad_eval_data", f"evaluation data {path} changed while it was being read; run again")
     return EvalData(frame, digest, sampling)

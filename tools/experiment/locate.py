@@ -35,6 +35,15 @@ from tools.experiment.binding import (
     parse_threshold,
 )
 from tools.experiment.flavours import MLMODEL_FILE, model_file
+from tools.experiment.trust import (
+    ArtifactRoots,
+    RegistryVouch,
+    check_local,
+    check_remote,
+    check_vouched_hash,
+    configured_roots,
+    vouch,
+)
 
 CACHE_FOLDER = "artifact-cache"  # under the catalog file's folder: downloads of non-local URIs
 
@@ -63,7 +72,8 @@ def _local_path(uri: str, base_dir: Path) -> Path:
     elif text.startswith("file:"):  # file:/abs/path
         text = unquote(text.removeprefix("file:"))
     path = Path(text).expanduser()
-    return path if path.is_absolute() else (base_dir / path).resolve()
+    # normalised, not resolved: a link stays a link, so the trust check can say where it leads
+    return path if path.is_absolute() else Path(os.path.abspath(base_dir / path))
 
 
 def _download(uri: str, cache_dir: Path, code: str) -> Path:
@@ -125,18 +135,50 @@ def _inside(path: Path, folder: Path) -> Path:
         return copy
 
 
-def locate_file(uri: str, base_dir: Path, cache_dir: Path, *, code: str = "missing_eval_data") -> Path:
-    """The local file a data URI names (downloaded when it is not local)."""
+def locate_file(
+    uri: str,
+    base_dir: Path,
+    cache_dir: Path,
+    *,
+    code: str = "missing_eval_data",
+    roots: ArtifactRoots | None = None,
+    vouched: RegistryVouch | None = None,
+) -> Path:
+    """The local file a data URI names (downloaded when it is not local). With `roots`, only from where the trust
+    boundary allows (trust.py); `vouched` adds the registry version's own source. None: no check (`provenance
+    bind`, reading what the person running it named)."""
+    what = "model artifact" if code == "missing_artifact" else "evaluation data"
+    extra = vouched.folders if vouched is not None else ()
     if is_local_uri(uri):
-        return _local_path(uri, base_dir)
+        path = _local_path(uri, base_dir)
+        return path if roots is None else check_local(path, roots, what, code, extra=extra)
+    if roots is not None and not _vouched_uri(uri, vouched):
+        check_remote(uri, roots, what)
     return _download(uri, cache_dir, code)
 
 
-def locate_artifact(uri: str, base_dir: Path, cache_dir: Path) -> LocatedArtifact:
+def _vouched_uri(uri: str, vouched: RegistryVouch | None) -> bool:
+    if vouched is None:
+        return False
+    source = vouched.source.rstrip("/")
+    return uri in (vouched.models_uri, source) or (bool(source) and uri.startswith(source + "/"))
+
+
+def locate_artifact(
+    uri: str,
+    base_dir: Path,
+    cache_dir: Path,
+    *,
+    roots: ArtifactRoots | None = None,
+    vouched: RegistryVouch | None = None,
+) -> LocatedArtifact:
     """The local model file an artifact URI names: the file itself, or an MLflow model directory's model file."""
-    path = locate_file(uri, base_dir, cache_dir, code="missing_artifact")
+    path = locate_file(uri, base_dir, cache_dir, code="missing_artifact", roots=roots, vouched=vouched)
     if path.is_dir() and (path / MLMODEL_FILE).is_file():
         found = model_file(path, uri)
+        if roots is not None and is_local_uri(uri):  # MLmodel names the file: it may not lead out of the folder
+            extra = vouched.folders if vouched is not None else ()
+            check_local(found.path, roots, "model artifact", "missing_artifact", extra=(*extra, path.resolve()))
         return LocatedArtifact(
             path=found.path,
             serialization_format=found.serialization_format,
@@ -146,9 +188,16 @@ def locate_artifact(uri: str, base_dir: Path, cache_dir: Path) -> LocatedArtifac
     return LocatedArtifact(path=path)
 
 
-def resolve_binding(custom_properties: dict[str, str], base_dir: Path, cache_dir: Path | None = None) -> ModelBinding:
+def resolve_binding(
+    custom_properties: dict[str, str],
+    base_dir: Path,
+    cache_dir: Path | None = None,
+    *,
+    roots: ArtifactRoots | None = None,
+) -> ModelBinding:
     """Validate the keys and find the files they name (non-local URIs are downloaded under `cache_dir`, by
-    default `<base_dir>/artifact-cache`). Nothing is unpickled here."""
+    default `<base_dir>/artifact-cache`), only where the trust boundary allows (`roots`; None: the settings'),
+    with the registry's word on the hash when the binding names an MLflow version. Nothing is unpickled here."""
     missing = missing_keys(custom_properties)
     if missing:
         raise BindingError(
@@ -165,11 +214,14 @@ def resolve_binding(custom_properties: dict[str, str], base_dir: Path, cache_dir
     cache = cache_dir or base_dir / CACHE_FOLDER
     artifact_uri = custom_properties[ARTIFACT_URI].strip()
     eval_uri = custom_properties[EVAL_DATA_URI].strip()
-    artifact = locate_artifact(artifact_uri, base_dir, cache)
+    roots = roots or configured_roots(base_dir)
+    vouched = vouch(custom_properties, artifact_uri)
+    check_vouched_hash(digest, vouched)
+    artifact = locate_artifact(artifact_uri, base_dir, cache, roots=roots, vouched=vouched)
     return ModelBinding(
         artifact_path=artifact.path,
         artifact_sha256=digest,
-        eval_data_path=locate_file(eval_uri, base_dir, cache),
+        eval_data_path=locate_file(eval_uri, base_dir, cache, roots=roots),
         label_column=custom_properties[LABEL_COLUMN].strip(),
         decision_threshold=threshold,
         task=task,

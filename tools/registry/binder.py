@@ -93,7 +93,7 @@ def propose(registry: MlflowRegistry, ref: ModelRef, options: BindOptions, cwd: 
             raise RegistryError(f"cannot bind {version.name} version {version.version}: {exc}") from exc
     label, label_note = _label(options.label, frame, inputs, eval_uri)
     try:
-        decision = _checked_task(pipeline, frame, label, eval_uri)
+        decision = _checked_task(pipeline, frame, label, eval_uri, echo=True)
     except BindingError as exc:
         raise RegistryError(f"cannot bind {version.name} version {version.version}: {exc}") from exc
     if inputs is not None:
@@ -228,11 +228,12 @@ def _label(given: str | None, frame: pd.DataFrame, inputs: list[str] | None, whe
 
 
 def _checked_task(
-    pipeline: Any, frame: pd.DataFrame, label: str, where: str, override: Task | None = None
+    pipeline: Any, frame: pd.DataFrame, label: str, where: str, override: Task | None = None, *, echo: bool = False
 ) -> TaskDecision:
-    """The task assess will measure the model as, with the label checked against it as assess checks it."""
+    """The task assess will measure the model as, with the label checked against it as assess checks it. `echo`:
+    a missing label lists the file's columns (only for a file the person running `bind` named)."""
     if label not in frame.columns:
-        check_label(frame, label, where)  # raises, naming the columns the data has
+        check_label(frame, label, where, echo=echo)  # raises
     decision = decide_task(pipeline, override)
     check_labels(decision, frame[label], label, where)
     return decision

@@ -26,6 +26,7 @@ from tools.experiment.binding import (
 )
 from tools.experiment.loading import load_eval_data, load_verified_pipeline
 from tools.experiment.locate import resolve_binding
+from tools.experiment.trust import parse_roots
 
 
 def props(uri: str, sha: str, eval_uri: str = "eval.csv", **extra: str) -> dict[str, str]:
@@ -100,8 +101,9 @@ def test_non_local_uri_without_mlflow_installed(tmp_path: Path, monkeypatch: pyt
 
 
 def test_a_scheme_no_artifact_repository_handles(tmp_path: Path) -> None:
+    roots = parse_roots(f"{tmp_path},nosuchscheme://bucket/", [])
     with pytest.raises(BindingError) as caught:
-        resolve_binding(props("nosuchscheme://bucket/model.pkl", "ab" * 32), tmp_path)
+        resolve_binding(props("nosuchscheme://bucket/model.pkl", "ab" * 32), tmp_path, roots=roots)
     assert caught.value.code == "unresolvable_uri"
     assert "nosuchscheme://bucket/model.pkl" in str(caught.value)
 
