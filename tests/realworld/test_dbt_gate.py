@@ -104,6 +104,9 @@ def gate(
     variant: CatalogVariant = getattr(dbt_world_copy, request.param)
     monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PROVENANCE_LITE_DB", str(variant.catalog_db))
+    # The gate assesses without MLFLOW_TRACKING_URI (production by the alias `bind` recorded), so the registry does
+    # not vouch for the model files: the operator lists the world's folder (MLflow store, evaluation data) as a root.
+    monkeypatch.setenv("PROVENANCE_ARTIFACT_ROOTS", str(dbt_world_copy.dir))
     monkeypatch.chdir(dbt_world_copy.dir)  # MLflow's client may create ./mlruns
     chosen = Gate(dbt_world_copy, variant, capfd)
     for model in (chosen.world.fraud, chosen.world.severity, chosen.world.pricing):

@@ -24,6 +24,8 @@ from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.coverage import Coverage, ModelReach
 from tools.catalog.datahub import CatalogReader, EntitySummary, LineageHit, SchemaField
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
+from tools.catalog.feast_registry import FeastRegistry, FeastRegistryError, registry_from_environment
+from tools.catalog.feature_store import FeatureStoreLinker
 from tools.catalog.mlflow_live import LiveRegistry, RegistryState
 from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
 from tools.catalog.resolve import require_dataset, require_field
@@ -43,12 +45,22 @@ class Discoverer:
     """Walks the catalog from one dataset field to the models that depend on it (`discover`)."""
 
     def __init__(
-        self, reader: CatalogReader, conventions: Conventions | None = None, registry: LiveRegistry | None = None
+        self,
+        reader: CatalogReader,
+        conventions: Conventions | None = None,
+        registry: LiveRegistry | None = None,
+        feast: FeastRegistry | None = None,
     ) -> None:
-        """`registry` defaults to the MLflow registry MLFLOW_TRACKING_URI names (none when unset)."""
+        """`registry` defaults to the MLflow registry MLFLOW_TRACKING_URI names (none when unset); `feast` to the
+        Feast registry PROVENANCE_FEAST_REPO names (none when unset)."""
         self.reader = reader
         self.conventions = conventions or load_conventions()
         self.registry = registry if registry is not None else LiveRegistry.from_environment()
+        self.feast_problem: str | None = None  # PROVENANCE_FEAST_REPO set but unreadable: said where it matters
+        try:
+            self.feast = feast if feast is not None else registry_from_environment()
+        except FeastRegistryError as exc:
+            self.feast, self.feast_problem = None, str(exc)
 
     async def require_dataset(self, urn: str) -> EntitySummary:
         """The dataset's catalog entry, or a CatalogInputError naming the closest datasets (resolve.py)."""
@@ -110,6 +122,21 @@ class Discoverer:
                     step = [LineageStep(dataset_urn=dataset_urn, column=field)]
                     features.append(self._link(hit.urn, name, dataset_urn, name, step, "dataset", "feature"))
 
+        store = FeatureStoreLinker(self.reader, self.feast, self.feast_problem)
+        holders = {dataset_urn: {field}, **landing}
+        for found in await store.features(holders, {f.urn for f in features}, coverage):
+            source = [LineageStep(dataset_urn=dataset_urn, column=field)] if found.dataset_urn == dataset_urn else None
+            path = (
+                source
+                or paths.get((found.dataset_urn, found.column))
+                or unreadable_path(dataset_urn, field, found.dataset_urn, found.column)
+            )
+            path = [*path, LineageStep(dataset_urn=found.dataset_urn, column=found.name, note=found.note)]
+            features.append(
+                self._link(found.feature_urn, found.name, found.dataset_urn, found.column, path, "column", "feature")
+            )
+            precision = "column"
+
         consumers: dict[str, list[AffectedFeature]] = {}
         for feature in features:
             for hit in await self._lineage(coverage, feature.urn, max_hops=1):
@@ -133,13 +160,36 @@ class Discoverer:
                 run_features[key] = self._link(
                     link.run_urn, link.column, ds_urn, link.column, path, link.precision, "training_run"
                 )
+        # A feature no model consumes in lineage (DataHub's mlflow source writes no model -> feature edge) reaches
+        # the models trained on it through their runs' logged input (feature_store.py).
+        consumed = {f.urn for used in consumers.values() for f in used}
+        for linked in [
+            f for f in features if f.link == "feature" and f.precision == "column" and f.urn not in consumed
+        ]:
+            for found_input in await store.training_inputs(linked.urn, linked.name):
+                input_step = LineageStep(
+                    dataset_urn=found_input.input_urn, column=found_input.column, note=found_input.note
+                )
+                for model_urn in await linker.run_models(found_input.run_urn):
+                    key = (model_urn, found_input.run_urn, found_input.column, found_input.input_urn)
+                    if key not in run_features:
+                        run_features[key] = self._link(
+                            found_input.run_urn,
+                            found_input.column,
+                            linked.dataset_urn,
+                            found_input.column,
+                            [*linked.path, input_step],
+                            "column",
+                            "training_run",
+                        )
         for (model_urn, *_), feature in run_features.items():
             consumers.setdefault(model_urn, []).append(feature)
 
         models = await self._models(consumers, coverage)
         coverage.datasets_searched = searched
         coverage.mirrors = sorted({f"{m.urn} for {m.table_urn} ({m.how})" for m in linker.mirrors_found})
-        coverage.not_linked = sorted(set(linker.notes))
+        coverage.not_linked = sorted(set(linker.notes) | set(store.not_linked))
+        coverage.unreadable += sorted(set(store.unreadable))
         coverage.siblings = sorted({f"{a} = {b.urn} ({b.how})" for a, b in pairs})
         coverage.unreadable += sorted(set(siblings.unresolved))
         coverage.unreadable += sorted(

@@ -16,7 +16,17 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 
 SDK_ASPECTS_TOOL = "sdk_get_aspects"
-SDK_ASPECTS = frozenset({"mlModelProperties", "versionProperties", "viewProperties", "queryProperties", "siblings"})
+SDK_ASPECTS = frozenset(
+    {
+        "mlModelProperties",
+        "versionProperties",
+        "viewProperties",
+        "queryProperties",
+        "siblings",
+        "mlFeatureProperties",
+        "mlFeatureTableProperties",
+    }
+)
 
 
 def sdk_aspects_tool(gms_url: str, gms_token: str) -> BaseTool:

@@ -83,7 +83,7 @@ class TrainingRunLinker:
                 self.mirrors_found.append(mirror)
             logged = await self._schema(mirror.urn)
             for run in runs:
-                for model in await self._run_models(run):
+                for model in await self.run_models(run):
                     for column in sorted(columns):
                         if logged and column not in logged:
                             self.notes.append(
@@ -134,7 +134,7 @@ class TrainingRunLinker:
             self._schemas[urn] = {f.field_path for f in await self.reader.list_schema_fields(urn)}
         return self._schemas[urn]
 
-    async def _run_models(self, run_urn: str) -> list[str]:
+    async def run_models(self, run_urn: str) -> list[str]:
         if run_urn not in self._models:
             hits = await self.reader.get_lineage(run_urn, max_hops=1)
             self._models[run_urn] = sorted({h.urn for h in hits if h.type == "MLMODEL"})

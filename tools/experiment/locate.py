@@ -42,6 +42,7 @@ from tools.experiment.trust import (
     check_remote,
     check_vouched_hash,
     configured_roots,
+    untrusted_hint,
     vouch,
 )
 
@@ -143,18 +144,32 @@ def locate_file(
     code: str = "missing_eval_data",
     roots: ArtifactRoots | None = None,
     vouched: RegistryVouch | None = None,
+    hint: str = "",
 ) -> Path:
     """The local file a data URI names (downloaded when it is not local). With `roots`, only from where the trust
     boundary allows (trust.py); `vouched` adds the registry version's own source. None: no check (`provenance
     bind`, reading what the person running it named)."""
     what = "model artifact" if code == "missing_artifact" else "evaluation data"
     extra = vouched.folders if vouched is not None else ()
+    logged = vouched is not None and _logged(uri, vouched.data_uris, base_dir)  # the registry vouches for it
     if is_local_uri(uri):
         path = _local_path(uri, base_dir)
-        return path if roots is None else check_local(path, roots, what, code, extra=extra)
-    if roots is not None and not _vouched_uri(uri, vouched):
+        if roots is None or logged:
+            return path
+        return check_local(path, roots, what, code, extra=extra, hint=hint)
+    if roots is not None and not logged and not _vouched_uri(uri, vouched):
         check_remote(uri, roots, what)
     return _download(uri, cache_dir, code)
+
+
+def _logged(uri: str, logged: tuple[str, ...], base_dir: Path) -> bool:
+    """`uri` is one of the locations the version's run logged (local paths compared as paths)."""
+    if uri in logged:
+        return True
+    if not is_local_uri(uri):
+        return False
+    path = _local_path(uri, base_dir)
+    return any(is_local_uri(other) and _local_path(other, Path.cwd()) == path for other in logged)
 
 
 def _vouched_uri(uri: str, vouched: RegistryVouch | None) -> bool:
@@ -171,9 +186,10 @@ def locate_artifact(
     *,
     roots: ArtifactRoots | None = None,
     vouched: RegistryVouch | None = None,
+    hint: str = "",
 ) -> LocatedArtifact:
     """The local model file an artifact URI names: the file itself, or an MLflow model directory's model file."""
-    path = locate_file(uri, base_dir, cache_dir, code="missing_artifact", roots=roots, vouched=vouched)
+    path = locate_file(uri, base_dir, cache_dir, code="missing_artifact", roots=roots, vouched=vouched, hint=hint)
     if path.is_dir() and (path / MLMODEL_FILE).is_file():
         found = model_file(path, uri)
         if roots is not None and is_local_uri(uri):  # MLmodel names the file: it may not lead out of the folder
@@ -217,11 +233,12 @@ def resolve_binding(
     roots = roots or configured_roots(base_dir)
     vouched = vouch(custom_properties, artifact_uri)
     check_vouched_hash(digest, vouched)
-    artifact = locate_artifact(artifact_uri, base_dir, cache, roots=roots, vouched=vouched)
+    hint = untrusted_hint(custom_properties, artifact_uri)
+    artifact = locate_artifact(artifact_uri, base_dir, cache, roots=roots, vouched=vouched, hint=hint)
     return ModelBinding(
         artifact_path=artifact.path,
         artifact_sha256=digest,
-        eval_data_path=locate_file(eval_uri, base_dir, cache, roots=roots),
+        eval_data_path=locate_file(eval_uri, base_dir, cache, roots=roots, vouched=vouched, hint=hint),
         label_column=custom_properties[LABEL_COLUMN].strip(),
         decision_threshold=threshold,
         task=task,

@@ -19,6 +19,7 @@ MLflow's pickle/cloudpickle run code when loaded, which is why their location mu
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import tempfile
@@ -88,7 +89,9 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or path.is_relative_to(folder)
 
 
-def check_local(path: Path, roots: ArtifactRoots, what: str, code: str, *, extra: tuple[Path, ...] = ()) -> Path:
+def check_local(
+    path: Path, roots: ArtifactRoots, what: str, code: str, *, extra: tuple[Path, ...] = (), hint: str = ""
+) -> Path:
     """`path` if reading it is allowed (an absent file is allowed here: the loader says it is missing)."""
     real = _real(path)
     if any(_inside(real, folder) for folder in SYSTEM_FOLDERS):
@@ -102,13 +105,21 @@ def check_local(path: Path, roots: ArtifactRoots, what: str, code: str, *, extra
         raise BindingError(
             "untrusted_location",
             f"{what} {path}{via} is outside the artifact roots {roots.describe()}: a catalog entry cannot make "
-            f"Provenance read or load files elsewhere. Move the file under a root, or add its folder to {ROOTS_ENV}",
+            f"Provenance read or load files elsewhere. Move the file under a root, or add its folder to {ROOTS_ENV}"
+            f"{hint}",
         )
     with contextlib.suppress(FileNotFoundError):
         mode = real.stat().st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
             raise BindingError(code, f"{what} {path} is not a regular file; bind a file")
     return path
+
+
+def untrusted_hint(custom_properties: dict[str, str], artifact_uri: str) -> str:
+    """What else would vouch for the files: the registry, when the binding names a version but none is set."""
+    if registry_version(custom_properties, artifact_uri) is None or os.environ.get(TRACKING_ENV, "").strip():
+        return ""
+    return f"; or set {TRACKING_ENV} so the MLflow registry vouches for the model version the binding names"
 
 
 def check_remote(uri: str, roots: ArtifactRoots, what: str) -> None:
@@ -136,6 +147,7 @@ class RegistryVouch:
     sha256: str | None  # the version's own provenance.artifact_sha256 tag, when it has one
     models_uri: str
     folders: tuple[Path, ...] = field(default=())  # the version's local source folder, when it is local
+    data_uris: tuple[str, ...] = field(default=())  # where the version's run logged its input datasets
 
 
 def registry_version(custom_properties: dict[str, str], artifact_uri: str) -> tuple[str, str] | None:
@@ -186,7 +198,38 @@ def vouch(custom_properties: dict[str, str], artifact_uri: str) -> RegistryVouch
     if source and (scheme in ("", "file") or len(scheme) == 1):
         folders = (_real(Path(source.removeprefix("file://"))),)
     digest = (tags.get(ARTIFACT_SHA256) or "").strip().lower() or None
-    return RegistryVouch(where, source, digest, f"models:/{name}/{version}", folders)
+    data = _logged_inputs(tracking, found.run_id, where) if found.run_id else ()
+    return RegistryVouch(where, source, digest, f"models:/{name}/{version}", folders, data)
+
+
+def _logged_inputs(tracking: str, run_id: str, where: str) -> tuple[str, ...]:
+    """The sources of the datasets the version's run logged (mlflow.log_input): `provenance bind` takes the
+    evaluation data from there, so the registry vouches for them as it does for the model's files."""
+    from mlflow import MlflowClient
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="provenance-mlflow-") as scratch, contextlib.chdir(scratch):
+            run: Any = MlflowClient(tracking_uri=tracking).get_run(run_id)
+    except Exception as exc:  # MLflow raises its own, OSError, HTTP errors…
+        text = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise BindingError("registry_unavailable", f"the run {run_id} of {where} could not be read ({text})") from exc
+    inputs = getattr(getattr(run, "inputs", None), "dataset_inputs", None) or []
+    return tuple(uri for item in inputs if (uri := source_uri(item.dataset.source)) is not None)
+
+
+def source_uri(source: str | None) -> str | None:
+    """The location in an MLflow dataset source's JSON: `uri` (files, artifact repositories), `url` (HTTP), `path`."""
+    try:
+        parsed = json.loads(source or "")
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    for key in ("uri", "url", "path"):
+        value = parsed.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
 
 
 def check_vouched_hash(catalog_sha256: str, vouched: RegistryVouch | None) -> None:

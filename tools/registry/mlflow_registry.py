@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools.errors import BadRequest, ServiceFailure
+from tools.experiment.trust import source_uri
 
 log = logging.getLogger(__name__)
 
@@ -232,24 +233,9 @@ def _logged_input(item: Any) -> LoggedInput:
         name=str(dataset.name),
         context=tags.get(CONTEXT_TAG),
         source_type=str(dataset.source_type or ""),
-        uri=_source_uri(dataset.source),
+        uri=source_uri(dataset.source),
         columns=_schema_columns(dataset.schema),
     )
-
-
-def _source_uri(source: str | None) -> str | None:
-    """The location in a dataset source's JSON: `uri` (files, artifact repositories), `url` (HTTP), `path`."""
-    try:
-        parsed = json.loads(source or "")
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(parsed, dict):
-        return None
-    for key in ("uri", "url", "path"):
-        value = parsed.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
 
 
 def _schema_columns(schema: str | None) -> list[str]:

@@ -192,10 +192,19 @@ def test_the_registry_hash_overrules_the_catalog(
     with pytest.raises(BindingError) as caught:
         resolve_binding(props(artifact, sha(other), str(data), **keys), tmp_path, roots=roots)
     assert caught.value.code == "hash_disagrees" and champion.name in str(caught.value)
+    # the evaluation data the version's run logged is vouched for too, where `provenance bind` found it
+    logged = resolve_binding(
+        props(artifact, true, str(world.holdout_csv), **keys), tmp_path, roots=parse_roots(str(tmp_path / "x"), [])
+    )
+    assert logged.eval_data_path == world.holdout_csv
     # without the registry's word, the store's folder is just another folder outside the roots
     with pytest.raises(BindingError) as caught:
         resolve_binding(props(artifact, true, str(data)), tmp_path, roots=roots)
     assert caught.value.code == "untrusted_location"
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    with pytest.raises(BindingError) as caught:
+        resolve_binding(props(artifact, true, str(data), **keys), tmp_path, roots=roots)
+    assert caught.value.code == "untrusted_location" and "set MLFLOW_TRACKING_URI" in str(caught.value)
 
 
 @pytest.mark.slow

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
+from tools.experiment.trust import source_uri
 from tools.registry.mlflow_registry import (
     LoggedInput,
     ModelRef,
     ModelVersionInfo,
     RegistryError,
     _schema_columns,
-    _source_uri,
 )
 
 
@@ -59,7 +59,7 @@ def test_the_datahub_urn_of_a_version() -> None:
     ],
 )
 def test_dataset_source_locations(source: str | None, uri: str | None) -> None:
-    assert _source_uri(source) == uri
+    assert source_uri(source) == uri
 
 
 def test_logged_schema_columns_and_contexts() -> None:
