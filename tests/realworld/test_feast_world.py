@@ -178,9 +178,13 @@ def test_lineage_names_the_feature_view_and_both_models(
     args = ["lineage", "--dataset", world.stats_table_urn, "--field", world.scaled_feature]
     code, out = run(feast_catalog, monkeypatch, capsys, args, registry=True)
     assert code == 0, out
-    assert world.postgres.feature_urn("driver_hourly_stats", world.scaled_feature) in out, out
-    assert "feature view driver_hourly_stats" in out, out
-    assert world.champion.name in out and world.challenger.name in out, out
+    assert "feature view driver_hourly_stats reads table" in out, out
+    assert f"{world.champion.name}_1  [PRODUCTION" in out and f"{world.challenger.name}_1  [not in production" in out
+    code, out = run(feast_catalog, monkeypatch, capsys, [*args, "--json"], registry=True)
+    found = json.loads(out[out.index("{") :])
+    feature = world.postgres.feature_urn("driver_hourly_stats", world.scaled_feature)
+    assert feature in [f["urn"] for f in found["features"]], found["features"]
+    assert found["coverage"]["complete"] is True
 
 
 def test_without_the_registry_the_answer_is_incomplete_never_pass(
@@ -225,3 +229,14 @@ def test_the_other_feature_view_reaches_the_model_too(
     result = json.loads(out[out.index("{") :])
     champion = next(m for m in result["models"] if m["name"].startswith(world.champion.name + "_"))
     assert champion["verdict"] in ("PASS", "WARNING", "BLOCK"), champion  # tested, not INCOMPLETE
+
+
+def test_ask_names_the_feature_view_and_the_models(
+    feast_catalog: FeastCatalog, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = feast_catalog.world
+    question = f"What depends on {world.database}.public.driver_hourly_stats.conv_rate?"
+    code, out = run(feast_catalog, monkeypatch, capsys, ["ask", question], registry=True)
+    assert code == 0, out
+    assert "feature view driver_hourly_stats reads table" in out, out
+    assert world.champion.name in out and world.challenger.name in out, out
