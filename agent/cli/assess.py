@@ -44,6 +44,14 @@ async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> Ass
 def _cmd_assess(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     if not args.no_publish:
         raise Refused(NO_PUBLISH)
+    if args.feature is not None:
+        from agent.cli.catalog import feature_subjects
+
+        pairs = asyncio.run(feature_subjects(settings, args.feature))
+        if len(pairs) != 1:
+            listed = "; ".join(f"--dataset '{d}' --field {f}" for d, f in pairs)
+            raise Refused(f"{args.feature} reads {len(pairs)} columns; assess one of them: {listed}")
+        args = argparse.Namespace(**{**vars(args), "dataset": pairs[0][0], "field": pairs[0][1], "feature": None})
     service = find_service(settings)
     if service is not None:
         try:

@@ -99,7 +99,25 @@ async def discover(settings: ProvenanceSettings, dataset: str, field: str) -> tu
         return found, catalog.startup_seconds, catalog.description
 
 
+async def feature_subjects(settings: ProvenanceSettings, feature: str) -> list[tuple[str, str]]:
+    """The (dataset, column) pairs a `--feature` subject reads (tools/catalog/feature_subject.py)."""
+    async with open_catalog(settings) as catalog:
+        subjects = await Discoverer(CatalogReader(catalog.session)).resolve_features(feature)
+    for subject in subjects:
+        print(f"{subject.feature_urn} reads {subject.dataset_urn} {subject.column} ({subject.how})", file=sys.stderr)
+    return list(dict.fromkeys((s.dataset_urn, s.column) for s in subjects))
+
+
 def _cmd_lineage(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    if args.feature is not None:
+        pairs = asyncio.run(feature_subjects(settings, args.feature))
+        for dataset, field in pairs:
+            _lineage(settings, argparse.Namespace(**{**vars(args), "dataset": dataset, "field": field}))
+        return EXIT_OK
+    return _lineage(settings, args)
+
+
+def _lineage(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     check_dataset_urn(args.dataset)
     found, startup, catalog = asyncio.run(discover(settings, args.dataset, args.field))
     if args.json:

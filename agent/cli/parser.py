@@ -29,6 +29,12 @@ OPERATOR_NAMES = tuple(signature.split("(")[0] for signature in OPERATOR_SIGNATU
 DESCRIPTION = "The `provenance` command line. Logs go to stderr; `--json` output goes to stdout."
 
 
+FEATURE_HELP = (
+    "an mlFeature (URN or name: conv_rate, driver_hourly_stats.conv_rate), a feature view or a feature service, "
+    "instead of --dataset/--field: the column(s) it reads"
+)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -63,8 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument("recipes", nargs="+", type=Path, metavar="RECIPE", help="recipe YAML file(s), run in order")
     lineage = commands.add_parser("lineage", help="which features and models depend on a field")
-    lineage.add_argument("--dataset", required=True, help="dataset URN")
-    lineage.add_argument("--field", required=True, help="field path in that dataset")
+    lineage.add_argument("--dataset", help="dataset URN")
+    lineage.add_argument("--field", help="field path in that dataset")
+    lineage.add_argument(
+        "--feature",
+        help=FEATURE_HELP,
+    )
     lineage.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     scan = commands.add_parser(
         "scan",
@@ -112,8 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     scan.add_argument("--yes", action="store_true", help="approve --publish without asking (recorded as cli --yes)")
     assess = commands.add_parser("assess", help="test every affected production model against a mutation")
-    assess.add_argument("--dataset", required=True, help="dataset URN")
-    assess.add_argument("--field", required=True, help="field path in that dataset")
+    assess.add_argument("--dataset", help="dataset URN")
+    assess.add_argument("--field", help="field path in that dataset")
+    assess.add_argument(
+        "--feature",
+        help=FEATURE_HELP,
+    )
     assess.add_argument(
         "--op", required=True, help=f"mutation operator, with its parameters: {', '.join(OPERATOR_SIGNATURES)}"
     )

@@ -44,6 +44,23 @@ def parse_params(pairs: list[str]) -> dict[str, object]:
     return params
 
 
+def subject_problem(args: argparse.Namespace) -> None:
+    """`--dataset` and `--field`, or `--feature`: exactly one of the two ways to name what changes."""
+    if args.feature is not None:
+        if args.dataset is not None or args.field is not None:
+            raise Refused("name the subject once: --feature, or --dataset with --field, not both")
+        if not args.feature.strip():
+            raise Refused("--feature needs a feature, a feature view or a feature service, e.g. --feature conv_rate")
+        return
+    if args.dataset is None or args.field is None:
+        raise Refused(
+            "name what changes: --dataset URN with --field NAME, or --feature (an mlFeature, feature view or "
+            "feature service)"
+        )
+    if problem := not_a_dataset_urn(args.dataset):
+        raise Refused(problem)
+
+
 def precheck(args: argparse.Namespace) -> None:
     """Raise `Refused` for what is wrong on the command line alone, in the order the command would find it."""
     if args.command == "ask" and not args.question.strip():
@@ -53,8 +70,8 @@ def precheck(args: argparse.Namespace) -> None:
         )
     if args.command == "assess" and not args.no_publish:
         raise Refused(NO_PUBLISH)
-    if args.command in ("lineage", "assess") and (problem := not_a_dataset_urn(args.dataset)):
-        raise Refused(problem)
+    if args.command in ("lineage", "assess"):
+        subject_problem(args)
     if args.command != "assess":
         return
     op = args.op.strip().lower()

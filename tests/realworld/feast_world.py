@@ -25,9 +25,15 @@ data.driver_hourly_stats.parquet,PROD)``. The PostgreSQL table or query is in th
 :func:`read_registry_dump`).
 - ``train.csv`` / ``holdout.csv``: Feast's point-in-time join (``get_historical_features`` of the feature service
   over ``driver_labels``), split 70/30, columns the five features and ``churned``.
-- ``mlflow.db`` + ``mlruns/``: an MLflow tracking store and registry with two scikit-learn pipelines trained on it:
-  ``driver_churn`` v1 (stage Production) and ``driver_churn_challenger`` v1 (stage Staging), each logging its
-  training input (``driver_activity_v1``, context training) and the holdout (context eval).
+- ``file_train.csv`` / ``file_holdout.csv``: the same for the file repo: the join of ``driver_activity_file``
+  (conv_rate, acc_rate, avg_daily_trips) by Feast's file offline store over the same labels, given as a pandas
+  DataFrame (``file_entity_df.parquet``, read back in the Feast process), split with the same seed (the same rows).
+- ``mlflow.db`` + ``mlruns/``: an MLflow tracking store and registry with three scikit-learn pipelines, in the
+  experiment ``driver_churn``: ``driver_churn`` v1 (stage Production) and ``driver_churn_challenger`` v1 (stage
+  Staging) trained on train.csv, each logging its training input (``driver_activity_v1``, context training) and the
+  holdout (``driver_activity_v1_holdout``, context eval); ``driver_churn_files`` v1 (stage Production) trained on
+  file_train.csv, logging ``driver_activity_file`` (training) and ``driver_activity_file_holdout`` (eval). For the
+  champion and for driver_churn_files the world holds the flip rate of conv_rate x 100 on its holdout, by hand.
 
 Feast cannot be installed into .venv (feast 0.67 pins pandas<3): :func:`feast_executable` installs it, with
 acryl-datahub (whose ``feast`` source needs Feast), into its own venv ``.venv/feast-cli`` from the exact pins of
@@ -88,6 +94,7 @@ PG_SCHEMA = "public"
 STATS_FEATURES = ("conv_rate", "acc_rate", "avg_daily_trips")
 PROFILE_FEATURES = ("years_active", "rating")
 FEATURES = STATS_FEATURES + PROFILE_FEATURES  # the feature service's order
+FILE_FEATURES = STATS_FEATURES  # driver_activity_file's order: the file view's features
 LABEL_COLUMN = "churned"
 PARQUET = "data/driver_hourly_stats.parquet"  # the file repo's FileSource path, relative to the repository
 IMPORT_LOG = "data/imports.log"
@@ -109,6 +116,10 @@ CHAMPION = "driver_churn"
 CHALLENGER = "driver_churn_challenger"
 TRAIN_DATASET_NAME = FEATURE_SERVICE
 HOLDOUT_DATASET_NAME = f"{FEATURE_SERVICE}_holdout"
+FILES_MODEL = "driver_churn_files"  # trained on the file repo's join, in the same experiment
+FILE_TRAIN_DATASET_NAME = FILE_FEATURE_SERVICE
+FILE_HOLDOUT_DATASET_NAME = f"{FILE_FEATURE_SERVICE}_holdout"
+ENTITY_PARQUET = "file_entity_df.parquet"  # the labels, the file repo's entity dataframe (read back by pandas)
 SCALED_FEATURE = "conv_rate"
 SCALE = 100.0
 THRESHOLD = 0.5
@@ -200,6 +211,19 @@ class FeastWorld:
     flips: int
     holdout_rows: int
     positive_rate: float  # the champion's share of predicted churn on the unchanged holdout
+    # the file repo: Feast's join of driver_activity_file over the same labels (a pandas entity dataframe), split
+    # like train/holdout, and driver_churn_files v1 (stage Production) trained on it; the same change by hand
+    file_feature_service: str
+    file_features: tuple[str, ...]
+    file_train_csv: Path
+    file_holdout_csv: Path
+    files_model: FeastModel
+    files_dataset_urn: str  # mlflow's datasets driver_activity_file (training) and its holdout (eval)
+    files_holdout_dataset_urn: str
+    files_flip_rate: float  # the share of file_holdout rows whose driver_churn_files prediction flips
+    files_flips: int
+    files_holdout_rows: int
+    files_positive_rate: float
     row_counts: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -278,7 +302,8 @@ for repo in json.loads(sys.argv[1]):
 # In a second, fresh process (so that an import of the definitions would show in their canary log), which imports
 # Feast and DataHub while `feast apply` runs and starts once it reads "go": for each repository `feast registry-dump`
 # (the click command, run in the repository; the same JSON as the executable prints) and DataHub's `feast` source
-# with a `file` sink; then the point-in-time join of the feature service over the label table, split 70/30.
+# with a `file` sink; then the point-in-time join of the feature service over the label table, split 70/30, and the
+# same for the file repo's feature service over the labels as a pandas DataFrame.
 READ_DRIVER = """
 import contextlib, io, json, os, sys, time
 clock = time.perf_counter()
@@ -320,21 +345,29 @@ for repo in job["repos"]:
     report["seconds"]["ingest_" + repo["name"]] = time.perf_counter() - clock
 
 from feast import FeatureStore
-store = FeatureStore(repo_path=job["train"]["repo"])
-service = store.get_feature_service(job["train"]["service"])
-frame = store.get_historical_features(entity_df=job["train"]["entity_sql"], features=service).to_df()
-frame = frame.sort_values(["driver_id", "event_timestamp"]).reset_index(drop=True)
-columns = job["train"]["features"] + [job["train"]["label"]]
-report["joined_rows"] = len(frame)
-report["null_cells"] = int(frame[columns].isna().sum().sum())
-rng = np.random.default_rng(job["train"]["seed"])
-holdout = np.zeros(len(frame), dtype=bool)
-for label in (0, 1):  # stratified: 30% of each class
-    rows = np.flatnonzero(frame[job["train"]["label"]].to_numpy() == label)
-    holdout[rng.choice(rows, size=round(0.3 * len(rows)), replace=False)] = True
-frame.loc[~holdout, columns].to_csv(job["train"]["train_csv"], index=False)
-frame.loc[holdout, columns].to_csv(job["train"]["holdout_csv"], index=False)
-report["seconds"]["join"] = time.perf_counter() - clock
+import pandas as pd
+def join(spec, entity_df, prefix):
+    store = FeatureStore(repo_path=spec["repo"])
+    service = store.get_feature_service(spec["service"])
+    frame = store.get_historical_features(entity_df=entity_df, features=service).to_df()
+    frame = frame.sort_values(["driver_id", "event_timestamp"]).reset_index(drop=True)
+    columns = spec["features"] + [spec["label"]]
+    missing = sorted(set(columns) - set(frame.columns))
+    if missing:
+        sys.exit(f"the join of {spec['service']} has no columns {missing}")
+    report[prefix + "joined_rows"] = len(frame)
+    report[prefix + "null_cells"] = int(frame[columns].isna().sum().sum())
+    rng = np.random.default_rng(spec["seed"])
+    holdout = np.zeros(len(frame), dtype=bool)
+    for label in (0, 1):  # stratified: 30% of each class
+        rows = np.flatnonzero(frame[spec["label"]].to_numpy() == label)
+        holdout[rng.choice(rows, size=round(0.3 * len(rows)), replace=False)] = True
+    frame.loc[~holdout, columns].to_csv(spec["train_csv"], index=False)
+    frame.loc[holdout, columns].to_csv(spec["holdout_csv"], index=False)
+    report["seconds"][prefix + "join"] = time.perf_counter() - clock
+join(job["train"], job["train"]["entity_sql"], "")
+# the file repo's service over the same labels, given as a pandas DataFrame (the file offline store takes no SQL)
+join(job["file_train"], pd.read_parquet(job["file_train"]["entity_parquet"]), "file_")
 with open(job["report"], "w") as f:
     json.dump(report, f, indent=2)
 """
@@ -490,59 +523,103 @@ def _pipeline(c: float) -> Any:
     return Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression(C=c, max_iter=1000))])
 
 
-def train_models(world_dir: Path, train_csv: Path, holdout_csv: Path, mlflow_uri: str) -> dict[str, Any]:
-    """Train both pipelines on the joined frame, log them to MLflow, register them and set their stages."""
+def train_models(
+    world_dir: Path,
+    train_csv: Path,
+    holdout_csv: Path,
+    mlflow_uri: str,
+    files: tuple[Path, Path] | None = None,
+) -> dict[str, Any]:
+    """Train both pipelines on the joined frame, log them to MLflow, register them and set their stages; with
+    ``files`` (the file repo's train and holdout CSVs) also FILES_MODEL on those, in the same experiment."""
     import mlflow
-    import mlflow.sklearn
-    import sklearn
     from mlflow import MlflowClient
-    from mlflow.data.pandas_dataset import from_pandas
-    from mlflow.models import infer_signature
-    from sklearn.metrics import roc_auc_score
 
-    train, holdout = pd.read_csv(train_csv), pd.read_csv(holdout_csv)
     artifact_root = world_dir / "mlruns"
     artifact_root.mkdir(parents=True, exist_ok=True)
+    postgres = (FEATURES, FEATURE_SERVICE, train_csv, holdout_csv, TRAIN_DATASET_NAME, HOLDOUT_DATASET_NAME)
+    plan = [(CHAMPION, 1.0, "Production", postgres), (CHALLENGER, 0.05, "Staging", postgres)]
+    if files is not None:
+        file_data = (FILE_FEATURES, FILE_FEATURE_SERVICE, *files, FILE_TRAIN_DATASET_NAME, FILE_HOLDOUT_DATASET_NAME)
+        plan.append((FILES_MODEL, 1.0, "Production", file_data))
+    frames: dict[Path, pd.DataFrame] = {}
     trained: dict[str, Any] = {}
     with _mlflow_uris(mlflow_uri, world_dir):
         client = MlflowClient(tracking_uri=mlflow_uri, registry_uri=mlflow_uri)
         experiment_id = client.create_experiment(EXPERIMENT, artifact_location=artifact_root.as_uri())
-        for name, c, stage in ((CHAMPION, 1.0, "Production"), (CHALLENGER, 0.05, "Staging")):
-            pipeline = _pipeline(c)
-            x_train = train[list(FEATURES)]
-            pipeline.fit(x_train, train[LABEL_COLUMN])
-            auc = float(roc_auc_score(holdout[LABEL_COLUMN], pipeline.predict_proba(holdout[list(FEATURES)])[:, 1]))
-            with mlflow.start_run(experiment_id=experiment_id, run_name=f"train-{name}") as run:
-                mlflow.log_input(from_pandas(train, source=str(train_csv), name=TRAIN_DATASET_NAME), context="training")
-                mlflow.log_input(
-                    from_pandas(holdout, source=str(holdout_csv), name=HOLDOUT_DATASET_NAME), context="eval"
-                )
-                mlflow.log_params({"model": "LogisticRegression", "C": c, "feature_service": FEATURE_SERVICE})
-                mlflow.log_metric("holdout_auc", auc)
-                mlflow.sklearn.log_model(
-                    pipeline,
-                    "model",
-                    signature=infer_signature(x_train, pipeline.predict_proba(x_train)),
-                    registered_model_name=name,
-                    pip_requirements=[f"scikit-learn=={sklearn.__version__}"],
-                )
+        for name, c, stage, (features, service, train_path, holdout_path, train_name, holdout_name) in plan:
+            for path in (train_path, holdout_path):
+                if path not in frames:
+                    frames[path] = pd.read_csv(path)
+            train, holdout = frames[train_path], frames[holdout_path]
+            run_id, pipeline, auc = _train_one(
+                experiment_id,
+                name,
+                c,
+                features,
+                service,
+                train,
+                holdout,
+                (str(train_path), train_name),
+                (str(holdout_path), holdout_name),
+            )
             version = str(client.search_model_versions(f"name = '{name}'")[0].version)
             client.transition_model_version_stage(name, version, stage, archive_existing_versions=False)
             trained[name] = {
                 "pipeline": pipeline,
                 "version": version,
                 "stage": str(client.get_model_version(name, version).current_stage),
-                "run_id": run.info.run_id,
-                "artifact_uri": mlflow.get_run(run.info.run_id).info.artifact_uri,
+                "run_id": run_id,
+                "artifact_uri": mlflow.get_run(run_id).info.artifact_uri,
                 "auc": auc,
+                "features": features,
             }
     return {"artifact_root": artifact_root, "models": trained}
 
 
-def flip_rate(pipeline: Any, holdout: pd.DataFrame) -> tuple[float, int, float]:
+def _train_one(
+    experiment_id: str,
+    name: str,
+    c: float,
+    features: tuple[str, ...],
+    service: str,
+    train: pd.DataFrame,
+    holdout: pd.DataFrame,
+    train_input: tuple[str, str],
+    holdout_input: tuple[str, str],
+) -> tuple[str, Any, float]:
+    """Fit one pipeline on ``train[features]`` and log it (inputs: (source, name) of the training and eval
+    datasets) as a run registering ``name``: its run id, the pipeline and its holdout AUC."""
+    import mlflow
+    import mlflow.sklearn
+    import sklearn
+    from mlflow.data.pandas_dataset import from_pandas
+    from mlflow.models import infer_signature
+    from sklearn.metrics import roc_auc_score
+
+    pipeline = _pipeline(c)
+    x_train = train[list(features)]
+    pipeline.fit(x_train, train[LABEL_COLUMN])
+    auc = float(roc_auc_score(holdout[LABEL_COLUMN], pipeline.predict_proba(holdout[list(features)])[:, 1]))
+    with mlflow.start_run(experiment_id=experiment_id, run_name=f"train-{name}") as run:
+        mlflow.log_input(from_pandas(train, source=train_input[0], name=train_input[1]), context="training")
+        mlflow.log_input(from_pandas(holdout, source=holdout_input[0], name=holdout_input[1]), context="eval")
+        mlflow.log_params({"model": "LogisticRegression", "C": c, "feature_service": service})
+        mlflow.log_metric("holdout_auc", auc)
+        mlflow.sklearn.log_model(
+            pipeline,
+            "model",
+            signature=infer_signature(x_train, pipeline.predict_proba(x_train)),
+            registered_model_name=name,
+            pip_requirements=[f"scikit-learn=={sklearn.__version__}"],
+        )
+    return run.info.run_id, pipeline, auc
+
+
+def flip_rate(pipeline: Any, holdout: pd.DataFrame, features: tuple[str, ...] = FEATURES) -> tuple[float, int, float]:
     """The share (and count) of holdout rows whose prediction at THRESHOLD changes when SCALED_FEATURE is multiplied
     by SCALE, and the share predicted positive before."""
-    x = holdout[list(FEATURES)]
+    x = holdout[list(features)]
     before = pipeline.predict_proba(x)[:, 1] >= THRESHOLD
     changed = x.copy()
     changed[SCALED_FEATURE] = changed[SCALED_FEATURE] * SCALE
@@ -564,7 +641,7 @@ def _model(name: str, trained: dict[str, Any]) -> FeastModel:
         artifact_uri=artifact_uri,
         artifact_path=model_dir / "model.pkl",
         mlmodel_path=model_dir / "MLmodel",
-        features=FEATURES,
+        features=tuple(trained.get("features", FEATURES)),
         holdout_auc=trained["auc"],
     )
 
@@ -693,8 +770,11 @@ def build_feast_world(folder: Path, postgres_url: str) -> FeastWorld:
     frames = driver_frames()
     make_tables(postgres_url, frames)
     repos = copy_repos(world_dir, postgres_url, frames[STATS_TABLE])
+    entity_parquet = world_dir / ENTITY_PARQUET
+    frames[LABEL_TABLE].to_parquet(entity_parquet, index=False)
     lap("tables")
     train_csv, holdout_csv = world_dir / "train.csv", world_dir / "holdout.csv"
+    file_train_csv, file_holdout_csv = world_dir / "file_train.csv", world_dir / "file_holdout.csv"
     report_path = world_dir / "feast-report.json"
     job = {
         "repos": [
@@ -715,6 +795,16 @@ def build_feast_world(folder: Path, postgres_url: str) -> FeastWorld:
             "seed": SEED,
             "train_csv": str(train_csv),
             "holdout_csv": str(holdout_csv),
+        },
+        "file_train": {
+            "repo": str(repos[FILE_REPO]),
+            "service": FILE_FEATURE_SERVICE,
+            "entity_parquet": str(entity_parquet),
+            "features": list(FILE_FEATURES),
+            "label": LABEL_COLUMN,
+            "seed": SEED,
+            "train_csv": str(file_train_csv),
+            "holdout_csv": str(file_holdout_csv),
         },
         "report": str(report_path),
     }
@@ -753,12 +843,19 @@ def build_feast_world(folder: Path, postgres_url: str) -> FeastWorld:
     seconds.update({f"feast_{k}": round(v, 2) for k, v in report["seconds"].items()})
     postgres_repo = _repo(POSTGRES_REPO, repos[POSTGRES_REPO], POSTGRES_PROJECT, report["ingestions"][POSTGRES_REPO])
     file_repo = _repo(FILE_REPO, repos[FILE_REPO], FILE_PROJECT, report["ingestions"][FILE_REPO])
+    served = tuple(f for features in file_repo.feature_services[FILE_FEATURE_SERVICE].values() for f in features)
+    if served != FILE_FEATURES:
+        raise RuntimeError(f"{FILE_FEATURE_SERVICE} serves {served}, expected {FILE_FEATURES}")
     lap("registry_dump_ingest_join")
     mlflow_db = world_dir / "mlflow.db"
     mlflow_uri = f"sqlite:///{mlflow_db}"
-    trained = train_models(world_dir, train_csv, holdout_csv, mlflow_uri)
+    trained = train_models(world_dir, train_csv, holdout_csv, mlflow_uri, files=(file_train_csv, file_holdout_csv))
     holdout = pd.read_csv(holdout_csv)
     rate, flips, positive = flip_rate(trained["models"][CHAMPION]["pipeline"], holdout)
+    file_holdout = pd.read_csv(file_holdout_csv)
+    files_rate, files_flips, files_positive = flip_rate(
+        trained["models"][FILES_MODEL]["pipeline"], file_holdout, FILE_FEATURES
+    )
     lap("train")
     database = urlparse(postgres_url).path.lstrip("/")
     world = FeastWorld(
@@ -789,11 +886,25 @@ def build_feast_world(folder: Path, postgres_url: str) -> FeastWorld:
         flips=flips,
         holdout_rows=len(holdout),
         positive_rate=positive,
+        file_feature_service=FILE_FEATURE_SERVICE,
+        file_features=FILE_FEATURES,
+        file_train_csv=file_train_csv,
+        file_holdout_csv=file_holdout_csv,
+        files_model=_model(FILES_MODEL, trained["models"][FILES_MODEL]),
+        files_dataset_urn=dataset_urn("mlflow", FILE_TRAIN_DATASET_NAME),
+        files_holdout_dataset_urn=dataset_urn("mlflow", FILE_HOLDOUT_DATASET_NAME),
+        files_flip_rate=files_rate,
+        files_flips=files_flips,
+        files_holdout_rows=len(file_holdout),
+        files_positive_rate=files_positive,
         row_counts={
             **{table: len(frame) for table, frame in frames.items()},
             "joined": int(report["joined_rows"]),
             "train": int(len(pd.read_csv(train_csv))),
             "holdout": len(holdout),
+            "file_joined": int(report["file_joined_rows"]),
+            "file_train": int(len(pd.read_csv(file_train_csv))),
+            "file_holdout": len(file_holdout),
         },
         seconds={**seconds, "total": round(time.perf_counter() - started, 2)},
     )

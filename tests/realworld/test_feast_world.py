@@ -57,6 +57,7 @@ def _recipes(world: FeastWorld, folder: Path) -> list[Path]:
         "postgres": {"source": {"type": "postgres", "config": postgres}},
         # DataHub's feast source ran in the Feast environment with a file sink; its records are ingested as written
         "feast": {"source": {"type": "file", "config": {"path": str(world.postgres.mcps)}}},
+        "feast-files": {"source": {"type": "file", "config": {"path": str(world.file.mcps)}}},
         "mlflow": {"source": {"type": "mlflow", "config": {"tracking_uri": world.mlflow_uri}}},
     }
     paths = []
@@ -78,14 +79,14 @@ def feast_catalog(feast_world: FeastWorld, tmp_path_factory: pytest.TempPathFact
     cwd = Path.cwd()
     os.chdir(folder)  # MLflow's client makes ./mlruns in the current folder
     try:
-        postgres, feast, mlflow = _recipes(feast_world, folder)
+        postgres, feast, feast_files, mlflow = _recipes(feast_world, folder)
         from contextlib import redirect_stdout
         from io import StringIO
 
         out = StringIO()
         with redirect_stdout(out):
-            assert main(["catalog", "ingest", str(postgres), str(feast)]) == 0, out.getvalue()
-            for model in (feast_world.champion, feast_world.challenger):
+            assert main(["catalog", "ingest", str(postgres), str(feast), str(feast_files)]) == 0, out.getvalue()
+            for model in (feast_world.champion, feast_world.challenger, feast_world.files_model):
                 assert main(["bind", model.name, "--yes"]) == 0, out.getvalue()
             assert main(["catalog", "ingest", str(mlflow)]) == 0, out.getvalue()
         yield FeastCatalog(feast_world, home, feast_executable(), out.getvalue())
@@ -105,11 +106,12 @@ def run(
     args: list[str],
     *,
     registry: bool,
+    repo: Path | None = None,
 ) -> tuple[int, str]:
     monkeypatch.setenv("PROVENANCE_HOME", str(catalog.home))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", catalog.world.mlflow_uri)
     if registry:
-        monkeypatch.setenv("PROVENANCE_FEAST_REPO", str(catalog.world.postgres.path))
+        monkeypatch.setenv("PROVENANCE_FEAST_REPO", str(repo or catalog.world.postgres.path))
         monkeypatch.setenv("PROVENANCE_FEAST", str(catalog.feast))
     else:
         for key in FEAST_ENV:
@@ -227,7 +229,7 @@ def test_the_other_feature_view_reaches_the_model_too(
     ]
     code, out = run(feast_catalog, monkeypatch, capsys, args, registry=True)
     result = json.loads(out[out.index("{") :])
-    champion = next(m for m in result["models"] if m["name"].startswith(world.champion.name + "_"))
+    champion = next(m for m in result["models"] if m["name"] == f"{world.champion.name}_1")
     assert champion["verdict"] in ("PASS", "WARNING", "BLOCK"), champion  # tested, not INCOMPLETE
 
 
@@ -240,3 +242,61 @@ def test_ask_names_the_feature_view_and_the_models(
     assert code == 0, out
     assert "feature view driver_hourly_stats reads table" in out, out
     assert world.champion.name in out and world.challenger.name in out, out
+
+
+def test_a_feature_names_the_subject(
+    feast_catalog: FeastCatalog, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = feast_catalog.world
+    ambiguous = ["assess", "--feature", "driver_hourly_stats.conv_rate", "--op", "scale", "--param", "factor=100"]
+    code, out = run(feast_catalog, monkeypatch, capsys, [*ambiguous, "--no-publish"], registry=True)
+    assert code == 2 and "reads 2 columns; assess one of them" in out and FILE_DATASET in out, out  # two projects
+    args = ["assess", "--feature", "driver_features.driver_hourly_stats.conv_rate", "--op", "scale", "--param"]
+    args.append("factor=100")
+    code, out = run(feast_catalog, monkeypatch, capsys, [*args, "--no-publish", "--json"], registry=True)
+    assert code == 20, out  # the same BLOCK as by its table's column
+    assert f"reads {world.stats_table_urn} conv_rate (the Feast registry" in out, out
+    code, out = run(feast_catalog, monkeypatch, capsys, ["lineage", "--feature", "driver_profile"], registry=True)
+    assert code == 0 and out.count("Lineage searched:") == 2, out  # the view's two features, each from its column
+    code, out = run(feast_catalog, monkeypatch, capsys, ["lineage", "--feature", world.feature_service], registry=True)
+    assert code == 0 and out.count("Lineage searched:") == 5, out
+    code, out = run(
+        feast_catalog, monkeypatch, capsys, [*args[:2], world.feature_service, *args[3:], "--no-publish"], registry=True
+    )
+    assert code == 2 and "reads 5 columns; assess one of them" in out, out
+    code, out = run(feast_catalog, monkeypatch, capsys, ["lineage", "--feature", "conv_rate"], registry=False)
+    assert code == 2 and "set PROVENANCE_FEAST_REPO" in out, out  # never a guess at the column
+    code, out = run(feast_catalog, monkeypatch, capsys, ["lineage", "--feature", "conversion_rate"], registry=True)
+    assert code == 2 and "no mlFeature, feature view or feature service named 'conversion_rate'" in out, out
+
+
+FILE_DATASET = "urn:li:dataset:(urn:li:dataPlatform:file,data.driver_hourly_stats.parquet,PROD)"
+
+
+def test_the_file_world_a_file_source_the_feast_source_links(
+    feast_catalog: FeastCatalog, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FileSource view: the feast source records the parquet as the features' source, a dataset no source
+    ingested (no schema): its columns are its features' names. The registry names the service the model was trained
+    on, so only that model is reached, and tested at the flip rate computed by hand."""
+    world = feast_catalog.world
+    args = ["assess", "--dataset", FILE_DATASET, "--field", "conv_rate", "--op", "scale", "--param", "factor=100"]
+    code, out = run(
+        feast_catalog, monkeypatch, capsys, [*args, "--no-publish", "--json"], registry=True, repo=world.file.path
+    )
+    assert code == 20, out
+    result = json.loads(out[out.index("{") :])
+    assert [m["name"] for m in result["models"]] == [f"{world.files_model.name}_1"], result["models"]
+    flip = result["models"][0]["metrics"]["flip_rate"]
+    assert abs(flip - world.files_flip_rate) < 0.02, (flip, world.files_flip_rate)
+    # without the registry the logged schemas decide, by name: said so, and the PostgreSQL-trained models join in
+    code, out = run(
+        feast_catalog,
+        monkeypatch,
+        capsys,
+        ["lineage", "--dataset", FILE_DATASET, "--field", "conv_rate"],
+        registry=False,
+    )
+    assert (
+        code == 0 and "matched by name: the logged training data driver_activity_file has a column conv_rate" in out
+    ), out

@@ -26,9 +26,10 @@ from tools.catalog.datahub import CatalogReader, EntitySummary, LineageHit, Sche
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.catalog.feast_registry import FeastRegistry, FeastRegistryError, registry_from_environment
 from tools.catalog.feature_store import FeatureStoreLinker
+from tools.catalog.feature_subject import FeatureSubject, resolve_features, source_only_fields
 from tools.catalog.mlflow_live import LiveRegistry, RegistryState
 from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
-from tools.catalog.resolve import require_dataset, require_field
+from tools.catalog.resolve import CatalogInputError, dataset_name, require_dataset, require_field
 from tools.catalog.siblings import Sibling, SiblingFinder, with_sibling_edges
 from tools.catalog.sql_source import SqlSource, not_carried
 from tools.catalog.training_runs import TrainingLink, TrainingRunLinker
@@ -56,6 +57,7 @@ class Discoverer:
         self.reader = reader
         self.conventions = conventions or load_conventions()
         self.registry = registry if registry is not None else LiveRegistry.from_environment()
+        self._source_only: dict[str, dict[str, SchemaField]] = {}
         self.feast_problem: str | None = None  # PROVENANCE_FEAST_REPO set but unreadable: said where it matters
         try:
             self.feast = feast if feast is not None else registry_from_environment()
@@ -63,12 +65,34 @@ class Discoverer:
             self.feast, self.feast_problem = None, str(exc)
 
     async def require_dataset(self, urn: str) -> EntitySummary:
-        """The dataset's catalog entry, or a CatalogInputError naming the closest datasets (resolve.py)."""
-        return await require_dataset(self.reader, urn)
+        """The dataset's catalog entry, or a CatalogInputError naming the closest datasets (resolve.py). A dataset no
+        source ingested but mlFeatures name as their source stands, with the features' names as its fields."""
+        try:
+            return await require_dataset(self.reader, urn)
+        except CatalogInputError:
+            fields = self._source_only.get(urn) or await source_only_fields(self.reader, urn)
+            if not fields:
+                raise
+            self._source_only[urn] = fields
+            return EntitySummary(
+                urn=urn, type="DATASET", name=dataset_name(urn), description="known only as the source of mlFeatures"
+            )
 
     async def require_field(self, dataset_urn: str, field: str) -> SchemaField:
         """The field's schema entry, or a CatalogInputError naming the closest fields (resolve.py)."""
-        return await require_field(self.reader, dataset_urn, field)
+        source_only = self._source_only.get(dataset_urn)
+        if source_only is None:
+            return await require_field(self.reader, dataset_urn, field)
+        if field in source_only:
+            return source_only[field]
+        raise CatalogInputError(
+            f"field '{field}' is not read by any mlFeature of {dataset_urn} (the catalog has no schema for it; "
+            f"its features read {', '.join(sorted(source_only))})"
+        )
+
+    async def resolve_features(self, text: str) -> list[FeatureSubject]:
+        """The features a person named (a feature, a feature view, a feature service) and the columns they read."""
+        return await resolve_features(self.reader, text, self.feast)
 
     async def discover(self, dataset_urn: str, field: str) -> Discovery:
         with collect_calls() as calls:  # this discovery's calls only, whatever else the session serves meanwhile

@@ -5,6 +5,7 @@ column no operator fits and a model whose dataset cannot be found all become `un
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -79,7 +80,40 @@ def analyse_file(
     if head_table.lower() != table.lower():
         note = f"the model now builds {head_table} instead of {table}: every column of {table} is gone"
         return ModelChanges(changed.path, changed.status, table, diff_models(base, None, null_share), note=note)
-    return ModelChanges(changed.path, changed.status, table, diff_models(base, head, null_share))
+    findings = diff_models(base, head, null_share)
+    unread = _not_read(base, head, findings, changed.base_text, changed.head_text)
+    if unread is None:
+        return ModelChanges(changed.path, changed.status, table, findings)
+    reason, line = unread
+    return ModelChanges(changed.path, changed.status, table, findings, error=reason, error_line=line)
+
+
+def _not_read(
+    base: SqlModel, head: SqlModel, findings: list[Finding], base_text: str, head_text: str
+) -> tuple[str, int] | None:
+    """What changed that the column findings do not say, and the first changed line: never "no change"."""
+    line = _first_changed_line(base_text, head_text)
+    if base.skeleton != head.skeleton:
+        return (
+            "the SQL changed outside the output columns' expressions (a filter, a join, a grouping, a source table "
+            "or a union branch): not a column change infer-changes can express",
+            line,
+        )
+    if not findings and (base.has_star or head.has_star) and base.sql != head.sql:
+        return (
+            "the model's output columns come through a `SELECT *` whose columns are unknown here (no CTE lists "
+            "them), and its SQL changed: what reaches the output cannot be read",
+            line,
+        )
+    return None
+
+
+def _first_changed_line(base_text: str, head_text: str) -> int:
+    matcher = difflib.SequenceMatcher(None, base_text.splitlines(), head_text.splitlines(), autojunk=False)
+    for tag, _, _, j1, _ in matcher.get_opcodes():
+        if tag != "equal":
+            return j1 + 1
+    return 1
 
 
 def analyse(

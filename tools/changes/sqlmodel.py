@@ -10,6 +10,7 @@ from sqlglot import Token, TokenType, exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
+from tools.changes.flatten import flatten, skeleton
 from tools.errors import BadRequest
 
 
@@ -50,7 +51,11 @@ class SqlModel:
     columns: dict[str, OutputColumn]
     """By lower-cased name, in SELECT order (unquoted SQL identifiers are case-insensitive)."""
     has_star: bool
-    """The SELECT has a `*`: columns not listed may still come through it."""
+    """The SELECT has a `*` no CTE expands: columns not listed may still come through it."""
+    skeleton: str = ""
+    """The query with its column lists blanked (flatten.py): what the output columns' expressions do not carry."""
+    sql: str = ""
+    """The whole query, comments dropped and identifiers normalised: equal means the same model."""
 
 
 def canonical(expression: exp.Expr, dialect: str | None = None) -> str:
@@ -165,7 +170,8 @@ def parse_model(sql: str, dialect: str | None = None) -> SqlModel:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as exc:
         raise _parse_error(exc) from exc
-    query, table = _final_query(statements)
+    original, table = _final_query(statements)
+    query = flatten(original, dialect)  # through the CTEs: each output column's expression over the tables read
     select = _select(query)
     anchor = _anchor(select)
     lines = (
@@ -184,7 +190,13 @@ def parse_model(sql: str, dialect: str | None = None) -> SqlModel:
         name = projection.alias_or_name or canonical(expression, dialect)
         line = lines[index] if lines is not None else first_line(projection)
         columns.setdefault(name.lower(), OutputColumn(name, expression, line))
-    return SqlModel(table=table, columns=columns, has_star=has_star)
+    return SqlModel(
+        table=table,
+        columns=columns,
+        has_star=has_star,
+        skeleton=skeleton(original, dialect),
+        sql=original.sql(dialect=dialect, comments=False, normalize=True),
+    )
 
 
 Scalar = bool | int | float | str
