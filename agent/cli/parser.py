@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     target.add_argument(
         "--model", help="an mlModel URN: scan the source column of each of its features, for this model only"
     )
+    target.add_argument("--feature", help=FEATURE_HELP)
     scan.add_argument(
         "--field",
         default=None,

@@ -31,9 +31,11 @@ from tools.tolerance.schema import ScanPublication, ScanResult
 def _cmd_scan(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     if args.dataset is not None:
         check_dataset_urn(args.dataset)
+    elif args.field is not None and args.feature is not None:
+        raise UsageError("--field goes with --dataset; --feature names the column(s) its feature(s) read")
     elif args.field is not None:
         raise UsageError("--field goes with --dataset; --model scans the source column of each of the model's features")
-    elif not args.model.startswith("urn:li:mlModel:"):
+    elif args.model is not None and not args.model.startswith("urn:li:mlModel:"):
         raise UsageError(f"--model takes an mlModel URN (urn:li:mlModel:(…)), not {args.model!r}")
     axes = _axes(args.axes)
     if args.publish and not args.yes and not sys.stdin.isatty():  # refused before anything runs
@@ -41,6 +43,8 @@ def _cmd_scan(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     unreached: list[str] = []
     if args.model is not None:
         found = asyncio.run(_model_discoveries(settings, args.model))
+    elif args.feature is not None:
+        found = asyncio.run(_feature_discoveries(settings, args.feature))
     else:
         found, unreached = asyncio.run(_discoveries(settings, args.dataset, args.field))
     loaded = load_policy()
@@ -96,6 +100,13 @@ async def _model_discoveries(settings: ProvenanceSettings, model: str) -> list[D
                 discovery = await discoverer.discover(source.urn, column)
                 found.append(discovery.model_copy(update={"models": [m for m in discovery.models if m.urn == model]}))
     return found
+
+
+async def _feature_discoveries(settings: ProvenanceSettings, feature: str) -> list[Discovery]:
+    """The discovery of each column a feature, feature view or feature service reads."""
+    async with open_catalog(settings) as catalog:
+        discoverer = Discoverer(CatalogReader(catalog.session))
+        return [await discoverer.discover(d, f) for d, f in await discoverer.resolve_subject(feature)]
 
 
 async def _discoveries(

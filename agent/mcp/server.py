@@ -38,7 +38,7 @@ from agent.mcp.schemas import (
 from agent.plan_sentence import dataset_name
 from tools.catalog.handle import CatalogHandle
 from tools.catalog.lineage_walk import Discoverer
-from tools.catalog.resolve import check_dataset_urn
+from tools.catalog.resolve import CatalogInputError, check_dataset_urn, one_column
 from tools.changes.result import CheckResult
 from tools.changes.schema import dump_change_set, load_change_set
 from tools.errors import ProvenanceError
@@ -102,17 +102,21 @@ def build_server(
         return ctx.request_context.lifespan_context
 
     @server.tool()
-    async def affected_models(dataset: str, field: str, ctx: Context[Any, AgentContext, Any]) -> AffectedModels:
+    async def affected_models(
+        ctx: Context[Any, AgentContext, Any], dataset: str = "", field: str = "", feature: str = ""
+    ) -> AffectedModels:
         """The ML models that depend on a field, through DataHub lineage: each with its lineage paths and whether
         it is in production (and why), plus how completely the lineage could be read. `dataset` is a DataHub
-        dataset URN, `field` a field path in it. Read-only."""
+        dataset URN, `field` a field path in it; or, instead, `feature`: an mlFeature (URN or name), whose source
+        column is the field (a feature view or service: name one of its features). Read-only."""
 
         async def run() -> AffectedModels:
-            check_dataset_urn(dataset)
-            found = await Discoverer(await agent(ctx).handle.reader()).discover(dataset, field)
+            discoverer = Discoverer(await agent(ctx).handle.reader())
+            chosen_dataset, chosen_field = await _subject(discoverer, dataset, field, feature)
+            found = await discoverer.discover(chosen_dataset, chosen_field)
             return AffectedModels(
-                dataset=dataset,
-                field=field,
+                dataset=chosen_dataset,
+                field=chosen_field,
                 models=[
                     ModelReached(
                         urn=m.urn,
@@ -135,29 +139,32 @@ def build_server(
 
     @server.tool()
     async def assess_change(
-        dataset: str,
-        field: str,
         op: str,
         params: dict[str, Any],
         ctx: Context[Any, AgentContext, Any],
+        dataset: str = "",
+        field: str = "",
         fraction: float = 1.0,
+        feature: str = "",
     ) -> Assessment:
         """Test a proposed change to a field against every production model that depends on it. `op` is one
         allowlisted operator with its `params`: scale(factor), shift(offset), null_inject(), constant(value),
         category_remap(mapping), unseen_category(value), round(decimals), clip(lower, upper), noise(relative_std),
         sign_flip(), shuffle(), cyclic_shift(offset, period); `fraction` is the share of rows changed, in (0, 1].
         Returns the policy's verdict per model with the measured numbers and reasons, the change tested and the
-        evidence files. Never publishes. Takes seconds to a minute; progress is reported as the stages end."""
+        evidence files. `dataset` + `field` name the field, or `feature` an mlFeature (URN or name) whose source
+        column it is. Never publishes. Takes seconds to a minute; progress is reported as the stages end."""
 
         async def run() -> Assessment:
-            check_dataset_urn(dataset)
             mutation = parse_mutation(op, params, fraction=fraction)
+            discoverer = Discoverer(await agent(ctx).handle.reader())
+            chosen_dataset, chosen_field = await _subject(discoverer, dataset, field, feature)
             stages = iter(range(1, 100))
 
             async def progress(node: str, _update: dict[str, Any]) -> None:
                 await ctx.report_progress(next(stages), None, f"{node} done")
 
-            result = await run_assessment(agent(ctx), dataset, field, mutation, on_update=progress)
+            result = await run_assessment(agent(ctx), chosen_dataset, chosen_field, mutation, on_update=progress)
             return _assessment(result.evidence, agent(ctx).settings)
 
         return await _served(run)
@@ -345,3 +352,15 @@ def _run_path(settings: ProvenanceSettings, run_id: str, name: str) -> Path:
     if not path.is_file():
         raise ValueError(f"run {run_id} has no {name}; list runs with `provenance runs`")
     return path
+
+
+async def _subject(discoverer: Discoverer, dataset: str, field: str, feature: str) -> tuple[str, str]:
+    """`dataset` + `field`, or `feature` (resolved to the one column it reads): exactly one of the two."""
+    if feature.strip():
+        if dataset or field:
+            raise CatalogInputError("give `feature`, or `dataset` with `field`, not both")
+        return one_column(feature, await discoverer.resolve_subject(feature))
+    if not dataset or not field:
+        raise CatalogInputError("give `dataset` (a dataset URN) with `field`, or `feature` (an mlFeature)")
+    check_dataset_urn(dataset)
+    return dataset, field

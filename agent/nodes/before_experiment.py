@@ -11,7 +11,7 @@ from agent.planning.column_changes import structural_plan
 from agent.schemas import FieldContext
 from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
-from tools.catalog.resolve import resolve_field
+from tools.catalog.resolve import one_column
 from tools.evidence.schema import PlanRecord
 from tools.experiment.prepare import validate_against_field
 from tools.mutations import PlanError, parse_mutation
@@ -25,9 +25,8 @@ def make_gather_context(ctx: AgentContext) -> Node:
         assert state.route is not None
         if not state.route.subject:
             raise PlanError("name the field to change, e.g. 'payments.transactions.amount'")
-        reader = await ctx.handle.reader()
-        dataset, field = await resolve_field(reader, state.route.subject)
-        discoverer = Discoverer(reader)
+        discoverer = Discoverer(await ctx.handle.reader())
+        dataset, field = one_column(state.route.subject, await discoverer.resolve_subject(state.route.subject))
         await discoverer.require_dataset(dataset)
         schema_field = await discoverer.require_field(dataset, field)
         context = FieldContext(

@@ -21,9 +21,9 @@ from tools.runtime.lanes import interactive
 
 def make_catalog_qa(ctx: AgentContext) -> Node:
     async def dependents(subject: str) -> str:
-        reader = await ctx.handle.reader()
-        dataset, field = await resolve_field(reader, subject)
-        return render_discovery(await Discoverer(reader).discover(dataset, field))
+        discoverer = Discoverer(await ctx.handle.reader())
+        pairs = await discoverer.resolve_subject(subject)  # a field, or a feature / feature view / feature service
+        return "\n\n".join([render_discovery(await discoverer.discover(d, f)) for d, f in pairs])
 
     async def owners(subject: str) -> str:
         reader = await ctx.handle.reader()

@@ -13,7 +13,7 @@ from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
-from tools.catalog.resolve import resolve_field
+from tools.catalog.resolve import one_column
 from tools.mutations import PlanError
 from tools.tolerance.report import REPORT_FILE, write_scan
 from tools.tolerance.scan import scan_async
@@ -25,9 +25,9 @@ def make_tolerance(ctx: AgentContext) -> Node:
         assert state.route is not None
         if not state.route.subject:
             raise PlanError("name the field to scan, e.g. 'how much can payments.public.transactions.amount change?'")
-        reader = await ctx.handle.reader()
-        dataset, field = await resolve_field(reader, state.route.subject)
-        found = await Discoverer(reader).discover(dataset, field)
+        discoverer = Discoverer(await ctx.handle.reader())
+        dataset, field = one_column(state.route.subject, await discoverer.resolve_subject(state.route.subject))
+        found = await discoverer.discover(dataset, field)
         result = await scan_async(found, ctx.settings.lite_db.parent, ctx.policy, None, ctx.jobs)
         folder, result = write_scan(ctx.settings.home, result, ctx.policy.policy)
         lines = [

@@ -28,12 +28,13 @@ data.driver_hourly_stats.parquet,PROD)``. The PostgreSQL table or query is in th
 - ``file_train.csv`` / ``file_holdout.csv``: the same for the file repo: the join of ``driver_activity_file``
   (conv_rate, acc_rate, avg_daily_trips) by Feast's file offline store over the same labels, given as a pandas
   DataFrame (``file_entity_df.parquet``, read back in the Feast process), split with the same seed (the same rows).
-- ``mlflow.db`` + ``mlruns/``: an MLflow tracking store and registry with three scikit-learn pipelines, in the
+- ``mlflow.db`` + ``mlruns/``: an MLflow tracking store and registry with four scikit-learn pipelines, in the
   experiment ``driver_churn``: ``driver_churn`` v1 (stage Production) and ``driver_churn_challenger`` v1 (stage
   Staging) trained on train.csv, each logging its training input (``driver_activity_v1``, context training) and the
-  holdout (``driver_activity_v1_holdout``, context eval); ``driver_churn_files`` v1 (stage Production) trained on
-  file_train.csv, logging ``driver_activity_file`` (training) and ``driver_activity_file_holdout`` (eval). For the
-  champion and for driver_churn_files the world holds the flip rate of conv_rate x 100 on its holdout, by hand.
+  holdout (``driver_activity_v1_holdout``, context eval); ``driver_churn_files`` v1 (stage Production) and
+  ``driver_churn_files_challenger`` v1 (stage Staging, C=0.05) trained on file_train.csv, each logging
+  ``driver_activity_file`` (training) and ``driver_activity_file_holdout`` (eval). For the champion and for
+  driver_churn_files the world holds the flip rate of conv_rate x 100 on its holdout, by hand.
 
 Feast cannot be installed into .venv (feast 0.67 pins pandas<3): :func:`feast_executable` installs it, with
 acryl-datahub (whose ``feast`` source needs Feast), into its own venv ``.venv/feast-cli`` from the exact pins of
@@ -117,6 +118,7 @@ CHALLENGER = "driver_churn_challenger"
 TRAIN_DATASET_NAME = FEATURE_SERVICE
 HOLDOUT_DATASET_NAME = f"{FEATURE_SERVICE}_holdout"
 FILES_MODEL = "driver_churn_files"  # trained on the file repo's join, in the same experiment
+FILES_CHALLENGER = "driver_churn_files_challenger"  # the same data, another C, stage Staging
 FILE_TRAIN_DATASET_NAME = FILE_FEATURE_SERVICE
 FILE_HOLDOUT_DATASET_NAME = f"{FILE_FEATURE_SERVICE}_holdout"
 ENTITY_PARQUET = "file_entity_df.parquet"  # the labels, the file repo's entity dataframe (read back by pandas)
@@ -212,12 +214,14 @@ class FeastWorld:
     holdout_rows: int
     positive_rate: float  # the champion's share of predicted churn on the unchanged holdout
     # the file repo: Feast's join of driver_activity_file over the same labels (a pandas entity dataframe), split
-    # like train/holdout, and driver_churn_files v1 (stage Production) trained on it; the same change by hand
+    # like train/holdout, driver_churn_files v1 (stage Production) and driver_churn_files_challenger v1 (stage
+    # Staging) trained on it; the same change by hand (for driver_churn_files)
     file_feature_service: str
     file_features: tuple[str, ...]
     file_train_csv: Path
     file_holdout_csv: Path
     files_model: FeastModel
+    files_challenger: FeastModel  # driver_churn_files_challenger v1, stage Staging, on the same file data
     files_dataset_urn: str  # mlflow's datasets driver_activity_file (training) and its holdout (eval)
     files_holdout_dataset_urn: str
     files_flip_rate: float  # the share of file_holdout rows whose driver_churn_files prediction flips
@@ -531,17 +535,23 @@ def train_models(
     files: tuple[Path, Path] | None = None,
 ) -> dict[str, Any]:
     """Train both pipelines on the joined frame, log them to MLflow, register them and set their stages; with
-    ``files`` (the file repo's train and holdout CSVs) also FILES_MODEL on those, in the same experiment."""
+    ``files`` (the file repo's train and holdout CSVs) also FILES_MODEL (Production) and FILES_CHALLENGER (Staging)
+    on those, in the same experiment."""
     import mlflow
     from mlflow import MlflowClient
 
     artifact_root = world_dir / "mlruns"
     artifact_root.mkdir(parents=True, exist_ok=True)
     postgres = (FEATURES, FEATURE_SERVICE, train_csv, holdout_csv, TRAIN_DATASET_NAME, HOLDOUT_DATASET_NAME)
-    plan = [(CHAMPION, 1.0, "Production", postgres), (CHALLENGER, 0.05, "Staging", postgres)]
+    # (model, C, stage, (features, feature service, train CSV, holdout CSV, train input name, holdout input name))
+    plan: list[tuple[str, float, str, tuple[tuple[str, ...], str, Path, Path, str, str]]] = [
+        (CHAMPION, 1.0, "Production", postgres),
+        (CHALLENGER, 0.05, "Staging", postgres),
+    ]
     if files is not None:
         file_data = (FILE_FEATURES, FILE_FEATURE_SERVICE, *files, FILE_TRAIN_DATASET_NAME, FILE_HOLDOUT_DATASET_NAME)
         plan.append((FILES_MODEL, 1.0, "Production", file_data))
+        plan.append((FILES_CHALLENGER, 0.05, "Staging", file_data))
     frames: dict[Path, pd.DataFrame] = {}
     trained: dict[str, Any] = {}
     with _mlflow_uris(mlflow_uri, world_dir):
@@ -753,7 +763,7 @@ def _source_urn(source: dict[str, Any]) -> str:
 def build_feast_world(folder: Path, postgres_url: str) -> FeastWorld:
     """Fill the (empty) PostgreSQL database ``postgres_url`` with the driver tables, apply both Feast repositories,
     dump their registries, run DataHub's ``feast`` source on each, join the training frame with Feast, and train,
-    log and register the two models."""
+    log and register the four models."""
     seconds: dict[str, float] = {}
     started = clock = time.perf_counter()
 
@@ -891,6 +901,7 @@ def build_feast_world(folder: Path, postgres_url: str) -> FeastWorld:
         file_train_csv=file_train_csv,
         file_holdout_csv=file_holdout_csv,
         files_model=_model(FILES_MODEL, trained["models"][FILES_MODEL]),
+        files_challenger=_model(FILES_CHALLENGER, trained["models"][FILES_CHALLENGER]),
         files_dataset_urn=dataset_urn("mlflow", FILE_TRAIN_DATASET_NAME),
         files_holdout_dataset_urn=dataset_urn("mlflow", FILE_HOLDOUT_DATASET_NAME),
         files_flip_rate=files_rate,

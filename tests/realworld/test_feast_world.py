@@ -86,7 +86,12 @@ def feast_catalog(feast_world: FeastWorld, tmp_path_factory: pytest.TempPathFact
         out = StringIO()
         with redirect_stdout(out):
             assert main(["catalog", "ingest", str(postgres), str(feast), str(feast_files)]) == 0, out.getvalue()
-            for model in (feast_world.champion, feast_world.challenger, feast_world.files_model):
+            for model in (
+                feast_world.champion,
+                feast_world.challenger,
+                feast_world.files_model,
+                feast_world.files_challenger,
+            ):
                 assert main(["bind", model.name, "--yes"]) == 0, out.getvalue()
             assert main(["catalog", "ingest", str(mlflow)]) == 0, out.getvalue()
         yield FeastCatalog(feast_world, home, feast_executable(), out.getvalue())
@@ -289,6 +294,8 @@ def test_the_file_world_a_file_source_the_feast_source_links(
     assert [m["name"] for m in result["models"]] == [f"{world.files_model.name}_1"], result["models"]
     flip = result["models"][0]["metrics"]["flip_rate"]
     assert abs(flip - world.files_flip_rate) < 0.02, (flip, world.files_flip_rate)
+    # the Staging challenger on the same service is reached too: listed, not tested
+    assert world.files_challenger.urn in [n["urn"] for n in result["not_tested"]], result["not_tested"]
     # without the registry the logged schemas decide, by name: said so, and the PostgreSQL-trained models join in
     code, out = run(
         feast_catalog,
@@ -300,3 +307,39 @@ def test_the_file_world_a_file_source_the_feast_source_links(
     assert (
         code == 0 and "matched by name: the logged training data driver_activity_file has a column conv_rate" in out
     ), out
+
+
+def test_ask_and_scan_take_a_feature_view_or_a_feature(
+    feast_catalog: FeastCatalog, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = feast_catalog.world
+    code, out = run(feast_catalog, monkeypatch, capsys, ["ask", "What depends on driver_profile?"], registry=True)
+    assert code == 0 and out.count("Lineage searched:") == 2, out  # the view's two features, each from its column
+    assert world.profile_table_urn.split(",")[1] in out and world.champion.name in out, out
+    feature = "driver_features.driver_hourly_stats.conv_rate"
+    args = ["scan", "--feature", feature, "--axes", "scale_up", "--json"]
+    code, out = run(feast_catalog, monkeypatch, capsys, args, registry=True)
+    assert code == 0, out
+    [scanned] = json.JSONDecoder().raw_decode(out[out.index("[") :])[0]  # one column: one scan
+    assert scanned["field"] == world.scaled_feature and scanned["dataset_urn"] == world.stats_table_urn, scanned
+    assert [m["name"] for m in scanned["models"]] == [f"{world.champion.name}_1"], scanned["models"]
+
+
+def test_a_registry_that_cannot_be_read_is_incomplete_naming_why(
+    feast_catalog: FeastCatalog, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    world = feast_catalog.world
+    broken = tmp_path / "feast"
+    broken.write_text("#!/bin/sh\necho 'cannot reach the registry' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("PROVENANCE_FEAST", str(broken))
+    monkeypatch.setenv("PROVENANCE_FEAST_REPO", str(world.postgres.path))
+    monkeypatch.setenv("PROVENANCE_HOME", str(feast_catalog.home))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", world.mlflow_uri)
+    monkeypatch.chdir(feast_catalog.home.parent)
+    capsys.readouterr()
+    code = main(_assess(world, world.scaled_feature))
+    out = capsys.readouterr().out
+    assert code == 30, out
+    unreadable = " ".join(json.loads(out[out.index("{") :])["coverage"]["unreadable"])
+    assert "`feast registry-dump`" in unreadable and "exit 3" in unreadable, unreadable

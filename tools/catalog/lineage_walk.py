@@ -26,10 +26,10 @@ from tools.catalog.datahub import CatalogReader, EntitySummary, LineageHit, Sche
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.catalog.feast_registry import FeastRegistry, FeastRegistryError, registry_from_environment
 from tools.catalog.feature_store import FeatureStoreLinker
-from tools.catalog.feature_subject import FeatureSubject, resolve_features, source_only_fields
+from tools.catalog.feature_subject import FeatureSubject, FeatureSubjectError, resolve_features, source_only_fields
 from tools.catalog.mlflow_live import LiveRegistry, RegistryState
 from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
-from tools.catalog.resolve import CatalogInputError, dataset_name, require_dataset, require_field
+from tools.catalog.resolve import CatalogInputError, dataset_name, require_dataset, require_field, resolve_field
 from tools.catalog.siblings import Sibling, SiblingFinder, with_sibling_edges
 from tools.catalog.sql_source import SqlSource, not_carried
 from tools.catalog.training_runs import TrainingLink, TrainingRunLinker
@@ -93,6 +93,19 @@ class Discoverer:
     async def resolve_features(self, text: str) -> list[FeatureSubject]:
         """The features a person named (a feature, a feature view, a feature service) and the columns they read."""
         return await resolve_features(self.reader, text, self.feast)
+
+    async def resolve_subject(self, text: str) -> list[tuple[str, str]]:
+        """The (dataset, field) pairs a person's words name: a dataset field (resolve.py's rules), else a feature,
+        a feature view or a feature service (the columns they read). Neither: the field's error, naming both."""
+        if text.strip().startswith(("urn:li:mlFeature:", "urn:li:mlFeatureTable:")):
+            return _pairs(await self.resolve_features(text))
+        try:
+            return [await resolve_field(self.reader, text, self.conventions)]
+        except CatalogInputError as as_field:
+            try:
+                return _pairs(await self.resolve_features(text))
+            except FeatureSubjectError as as_feature:
+                raise CatalogInputError(f"{as_field} (as a feature: {as_feature})") from as_field
 
     async def discover(self, dataset_urn: str, field: str) -> Discovery:
         with collect_calls() as calls:  # this discovery's calls only, whatever else the session serves meanwhile
@@ -349,6 +362,10 @@ class Discoverer:
         recorded = await self.reader.fine_grained_lineage(direct)
         prefix = f"urn:li:schemaField:({dataset_urn},"
         return all(any(e.upstream.startswith(prefix) for e in recorded.get(urn, [])) for urn in direct)
+
+
+def _pairs(subjects: list[FeatureSubject]) -> list[tuple[str, str]]:
+    return list(dict.fromkeys((s.dataset_urn, s.column) for s in subjects))
 
 
 def _describe(link: AffectedFeature) -> str:

@@ -70,6 +70,14 @@ async def require_field(reader: CatalogReader, dataset_urn: str, field: str) -> 
     )
 
 
+def one_column(subject: str, pairs: list[tuple[str, str]]) -> tuple[str, str]:
+    """The one (dataset, field) a change names; a feature view or service reading several is an error listing them."""
+    if len(pairs) == 1:
+        return pairs[0]
+    listed = "; ".join(f"{dataset_name(d)}.{f}" for d, f in pairs)
+    raise CatalogInputError(f"{subject} reads {len(pairs)} columns; name one of them: {listed}")
+
+
 def dataset_name(urn: str) -> str:
     return urn.split(",")[1] if urn.count(",") >= 2 else urn
 

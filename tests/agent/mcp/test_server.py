@@ -98,10 +98,16 @@ def test_another_agent_finds_the_models_assesses_a_change_and_reads_the_evidence
         ("latest_verdict", {"model": "merchant_risk_scorer"}),
         ("check_changes", {"changes_yaml": CHANGES}),
         ("check_changes", {"changes_yaml": "version: 1\nchanges:\n  - field: amount\n"}),
+        ("affected_models", {"feature": "txn_amount"}),  # an mlFeature by name: the column it reads
+        ("affected_models", {"feature": "txn_amount", "dataset": POSTGRES_TABLE_URN}),
     ]  # fmt: skip
     tools, results, reports = asyncio.run(session_run(seeded_home, calls))
     assert sorted(tools) == TOOLS
-    affected, assessed, latest, bad_urn, bad_op, never, checked, bad_file = results
+    affected, assessed, latest, bad_urn, bad_op, never, checked, bad_file, by_feature, both = results
+    assert not by_feature.isError, by_feature.content
+    assert by_feature.structuredContent["field"] == "txn_amount"  # type: ignore[index]
+    assert FRAUD_MODEL_URN in [m["urn"] for m in by_feature.structuredContent["models"]]  # type: ignore[index]
+    assert both.isError and "not both" in both.content[0].text  # type: ignore[union-attr]
     models = {m["urn"]: m for m in affected.structuredContent["models"]}  # type: ignore[index]
     assert models[FRAUD_MODEL_URN]["production"] and models[REVIEW_MODEL_URN]["production"]
     assert not any(m["production"] for u, m in models.items() if u not in (FRAUD_MODEL_URN, REVIEW_MODEL_URN))
