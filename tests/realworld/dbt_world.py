@@ -28,8 +28,6 @@ it starts a throw-away PostgreSQL server and stops it at the end: the catalogs a
 from __future__ import annotations
 
 import dataclasses
-import fcntl
-import hashlib
 import json
 import os
 import secrets
@@ -50,6 +48,7 @@ os.environ.setdefault("DATAHUB_TELEMETRY_ENABLED", "false")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from tests.realworld.tool_venv import tool_executable
 from tests.realworld.world import (  # noqa: E402
     _lite_sink,
     _local_path,
@@ -245,34 +244,10 @@ class DbtWorld:
 
 
 # ---------------------------------------------------------------------------------------------------- the dbt CLI
-def _dbt_venv_stamp() -> str:
-    return hashlib.sha256(REQUIREMENTS.read_bytes() + sys.version.encode()).hexdigest()
-
-
 def dbt_executable() -> Path:
     """The dbt CLI: ``$PROVENANCE_DBT``, else ``.venv/dbt-cli/bin/dbt``, installed first when missing or out of
     date (a file lock keeps parallel sessions from installing twice)."""
-    if given := os.environ.get(DBT_ENV_VAR):
-        return Path(given)
-    dbt = DBT_VENV / "bin" / "dbt"
-    stamp = DBT_VENV / ".installed"
-    DBT_VENV.parent.mkdir(parents=True, exist_ok=True)
-    with open(DBT_VENV.parent / ".dbt-cli.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if dbt.is_file() and stamp.is_file() and stamp.read_text() == _dbt_venv_stamp():
-            return dbt
-        shutil.rmtree(DBT_VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(DBT_VENV)], check=True)
-        python = DBT_VENV / "bin" / "python"
-        done = subprocess.run(
-            [sys.executable, "-m", "uv", "pip", "install", "-q", "--python", str(python), "-r", str(REQUIREMENTS)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"installing the dbt CLI into {DBT_VENV} failed: {done.stderr[-3000:]}")
-        stamp.write_text(_dbt_venv_stamp())
-    return dbt
+    return tool_executable(DBT_VENV, REQUIREMENTS, "dbt", DBT_ENV_VAR, "the dbt CLI")
 
 
 def _dbt_env(profiles_dir: Path) -> dict[str, str]:

@@ -52,8 +52,6 @@ it starts a throw-away PostgreSQL server and stops it at the end).
 from __future__ import annotations
 
 import base64
-import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -73,6 +71,7 @@ os.environ.setdefault("DATAHUB_TELEMETRY_ENABLED", "false")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from tests.realworld.tool_venv import tool_executable
 from tests.realworld.world import _local_path, _mlflow_uris, dataset_urn, model_group_urn, model_urn  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -241,34 +240,10 @@ class FeastWorld:
 
 
 # ---------------------------------------------------------------------------------------------------- the Feast venv
-def _feast_venv_stamp() -> str:
-    return hashlib.sha256(REQUIREMENTS.read_bytes() + sys.version.encode()).hexdigest()
-
-
 def feast_executable() -> Path:
     """The Feast CLI: ``$PROVENANCE_FEAST``, else ``.venv/feast-cli/bin/feast``, installed first when missing or out
     of date (a file lock keeps parallel sessions from installing twice)."""
-    if given := os.environ.get(FEAST_ENV_VAR):
-        return Path(given)
-    feast = FEAST_VENV / "bin" / "feast"
-    stamp = FEAST_VENV / ".installed"
-    FEAST_VENV.parent.mkdir(parents=True, exist_ok=True)
-    with open(FEAST_VENV.parent / ".feast-cli.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if feast.is_file() and stamp.is_file() and stamp.read_text() == _feast_venv_stamp():
-            return feast
-        shutil.rmtree(FEAST_VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(FEAST_VENV)], check=True)
-        python = FEAST_VENV / "bin" / "python"
-        done = subprocess.run(
-            [sys.executable, "-m", "uv", "pip", "install", "-q", "--python", str(python), "-r", str(REQUIREMENTS)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"installing Feast into {FEAST_VENV} failed: {done.stderr[-3000:]}")
-        stamp.write_text(_feast_venv_stamp())
-    return feast
+    return tool_executable(FEAST_VENV, REQUIREMENTS, "feast", FEAST_ENV_VAR, "Feast")
 
 
 def _feast_env(home: Path) -> dict[str, str]:
