@@ -348,9 +348,13 @@ def _run_path(settings: ProvenanceSettings, run_id: str, name: str) -> Path:
     for part, what in ((run_id, "a run id"), (name, "a file of a run")):
         if "/" in part or "\\" in part or part.startswith("."):
             raise ValueError(f"{part!r} is not {what}")
-    path = runs_dir(settings.home) / run_id / name
+    folder = runs_dir(settings.home) / run_id
+    path = folder / name
     if not path.is_file():
         raise ValueError(f"run {run_id} has no {name}; list runs with `provenance runs`")
+    # A link (to /etc/passwd, or out of the runs) is never served: Provenance writes run files, never links.
+    if folder.is_symlink() or path.is_symlink() or not path.resolve().is_relative_to(runs_dir(settings.home).resolve()):
+        raise ValueError(f"run {run_id}'s {name} is a link, not a file Provenance wrote; it is not served")
     return path
 
 
