@@ -48,14 +48,18 @@ def subject_problem(args: argparse.Namespace) -> None:
     """`--dataset` and `--field`, or `--feature`: exactly one of the two ways to name what changes."""
     if args.feature is not None:
         if args.dataset is not None or args.field is not None:
-            raise Refused("name the subject once: --feature, or --dataset with --field, not both")
+            raise Refused(
+                "name the subject once: --feature (e.g. --feature driver_hourly_stats.conv_rate), or --dataset with "
+                "--field, not both"
+            )
         if not args.feature.strip():
             raise Refused("--feature needs a feature, a feature view or a feature service, e.g. --feature conv_rate")
         return
     if args.dataset is None or args.field is None:
         raise Refused(
-            "name what changes: --dataset URN with --field NAME, or --feature (an mlFeature, feature view or "
-            "feature service)"
+            "name what changes: --dataset URN with --field NAME (e.g. --dataset "
+            "'urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)' --field amount), or "
+            "--feature (an mlFeature, feature view or feature service)"
         )
     if problem := not_a_dataset_urn(args.dataset):
         raise Refused(problem)

@@ -15,6 +15,7 @@ was read. The result types are in `discovery.py`, the column paths in `column_pa
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Literal
 
@@ -30,9 +31,12 @@ from tools.catalog.feature_subject import FeatureSubject, FeatureSubjectError, r
 from tools.catalog.mlflow_live import LiveRegistry, RegistryState
 from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
 from tools.catalog.resolve import CatalogInputError, dataset_name, require_dataset, require_field, resolve_field
+from tools.catalog.session import CatalogToolError
 from tools.catalog.siblings import Sibling, SiblingFinder, with_sibling_edges
 from tools.catalog.sql_source import SqlSource, not_carried
 from tools.catalog.training_runs import TrainingLink, TrainingRunLinker
+
+log = logging.getLogger(__name__)
 
 MAX_HOPS = 3  # the MCP server maps >= 3 to "3+", i.e. unlimited depth
 MAX_LINEAGE_RESULTS = 200
@@ -69,8 +73,12 @@ class Discoverer:
         source ingested but mlFeatures name as their source stands, with the features' names as its fields."""
         try:
             return await require_dataset(self.reader, urn)
-        except CatalogInputError:
-            fields = self._source_only.get(urn) or await source_only_fields(self.reader, urn)
+        except CatalogInputError as missing:
+            try:
+                fields = self._source_only.get(urn) or await source_only_fields(self.reader, urn)
+            except CatalogToolError as unreadable:  # a URN the catalog cannot even walk: the dataset is not there
+                log.info("no mlFeature source check for %s: %s", urn, unreadable)
+                raise missing from unreadable
             if not fields:
                 raise
             self._source_only[urn] = fields
