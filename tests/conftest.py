@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 # `make test` runs pytest-xdist with --dist loadgroup: tests of a group run on one worker, so what they share is
 # built once. The browser tests share a chat server per module and load the CPU; the dbt world (~55 s) lives in
-# its worker's PostgreSQL server. Other session fixtures (the seeded home, the real world: seconds) are per worker.
-_GROUP_FIXTURES = {"dbt_world": "dbt_world", "dbt_world_copy": "dbt_world"}
+# its worker's PostgreSQL server, as the Feast world (~40 s) does. Other session fixtures (the seeded home, the real
+# world: seconds) are per worker.
+_GROUP_FIXTURES = {"dbt_world": "dbt_world", "dbt_world_copy": "dbt_world", "feast_catalog": "feast_world"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
