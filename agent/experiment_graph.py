@@ -49,11 +49,17 @@ def make_measure(ctx: AgentContext) -> Node:
         outcomes = await asyncio.gather(*jobs, return_exceptions=True)  # in the discovery's order
         results: list[ModelEvidence] = []
         failures = list(state.failures)
+        misfits = [o for o in outcomes if isinstance(o, Exception) and failure_kind(o) == "input"]
+        if misfits and len(misfits) == len(outcomes):
+            raise misfits[0]  # the plan fits no model's data: the turn is refused, saying why
         for model, outcome in zip(models, outcomes, strict=True):
             if isinstance(outcome, ModelEvidence):
                 results.append(outcome)
-            elif not isinstance(outcome, Exception) or failure_kind(outcome) == "input":
-                raise outcome  # a plan that does not fit the data refuses the turn; cancellation ends it
+            elif not isinstance(outcome, Exception):
+                raise outcome  # cancellation ends the turn
+            elif failure_kind(outcome) == "input":  # this model's data does not take the change; the others stand
+                message = f"the change cannot be applied to this model's evaluation data: {outcome}"
+                results.append(incomplete_evidence(model, "not_applicable", message))
             else:  # one model's job crashed: the others' results stand, the run records the failure
                 log.error("experiment job for %s failed", model.urn, exc_info=outcome)
                 message = f"{model.name}: {type(outcome).__name__}: {outcome}"

@@ -43,9 +43,24 @@ def check_compatible(mutation: Mutation, series: pd.Series) -> None:
             isinstance(mutation, Constant) and kind in CONSTANT_TYPES) else ""  # fmt: skip
         raise MutationTypeError(
             f"{mutation.op} cannot be applied to column {series.name!r} ({kind}, dtype {series.dtype}); "
-            f"operators that fit a {kind} column: {', '.join(fitting)}{hint}"
+            f"operators that fit a {kind} column: {', '.join(fitting)}{hint}{_stray_text(series)}"
         )
     mutation.check_values(series)
+
+
+def _stray_text(series: pd.Series) -> str:
+    """For a column of numbers but for a few cells ("12.5 USD"): where the first such cell is, to fix the data."""
+    if column_kind(series) != "categorical":
+        return ""
+    present = series.notna()
+    numbers = pd.to_numeric(series, errors="coerce")
+    positions = np.flatnonzero((present & numbers.isna()).to_numpy())
+    if len(positions) == 0 or len(positions) > 0.5 * int(present.sum()):
+        return ""
+    return (
+        f". The column holds numbers but for {len(positions)} cell(s), the first in row {int(positions[0]) + 1} of "
+        "the rows read: the evaluation data is not clean (fix the file, then assess again)"
+    )
 
 
 def _select_rows(n: int, fraction: float, rng: np.random.Generator) -> np.ndarray | slice:
