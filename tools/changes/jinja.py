@@ -16,7 +16,8 @@ PLACEHOLDER_PREFIX = "__jinja_expr_"
 """Replaces an expression we cannot evaluate (`{{ var('x') }}`): an identifier no real column is named, so a
 changed placeholder shows up as "not mappable" instead of as something it is not."""
 
-_BLOCK = re.compile(r"\{\{-?(?P<expr>.*?)-?\}\}|\{%-?(?P<stmt>.*?)-?%\}|\{#(?P<comment>.*?)#\}", re.DOTALL)
+_OPENER = re.compile(r"\{[{%#]")
+_CLOSERS = {"{{": "}}", "{%": "%}", "{#": "#}"}
 _STRING = r"""\s*(?:'([^']*)'|"([^"]*)")\s*"""
 _REF = re.compile(rf"^\s*ref\s*\({_STRING}(?:,{_STRING})?(?:,\s*\w+\s*=.*)?\)\s*$", re.DOTALL)
 _SOURCE = re.compile(rf"^\s*source\s*\({_STRING},{_STRING}\)\s*$", re.DOTALL)
@@ -56,19 +57,32 @@ def _replace_expression(expr: str, counter: list[int]) -> str:
 
 
 def strip_jinja(text: str) -> StrippedSql:
-    """`text` with its Jinja blocks replaced as the module docstring says; line numbers are kept."""
+    """`text` with its Jinja blocks replaced as the module docstring says; line numbers are kept.
+
+    One pass, linear in the text: each opener's closer is searched once, and an opener without a closer ends the
+    scan (the rest is left as written, for sqlglot to report) — a regex's lazy match from every opener would be
+    quadratic on a file of unclosed `{{`."""
     counter = [0]
     alias: str | None = None
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal alias
-        whole = match.group(0)
-        expr = match.group("expr")
-        if expr is None:
-            return _newlines(whole)
-        if _CONFIG.match(expr) and (found := _ALIAS.search(expr)):
-            alias = _quoted(found, 1)
-        return _replace_expression(expr, counter) + _newlines(whole)
-
-    stripped, count = _BLOCK.subn(replace, text)
-    return StrippedSql(sql=stripped, alias=alias, had_jinja=count > 0)
+    out: list[str] = []
+    count = 0
+    position = 0
+    while (opener := _OPENER.search(text, position)) is not None:
+        start = opener.start()
+        kind = text[start : start + 2]
+        end = text.find(_CLOSERS[kind], start + 2)
+        if end == -1:
+            break
+        whole = text[start : end + 2]
+        out.append(text[position:start])
+        count += 1
+        if kind == "{{":
+            expr = whole[2:-2].removeprefix("-").removesuffix("-")
+            if _CONFIG.match(expr) and (found := _ALIAS.search(expr)):
+                alias = _quoted(found, 1)
+            out.append(_replace_expression(expr, counter) + _newlines(whole))
+        else:
+            out.append(_newlines(whole))
+        position = end + 2
+    out.append(text[position:])
+    return StrippedSql(sql="".join(out), alias=alias, had_jinja=count > 0)

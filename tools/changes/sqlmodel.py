@@ -164,8 +164,21 @@ def _anchor(select: exp.Select) -> int | None:
     return min(starts, default=None) if select.expressions else None
 
 
+MAX_SQL_CHARACTERS = 1_000_000
+"""A model longer than this is not read (reported to review by hand): parsing is bounded by size."""
+
+
 def parse_model(sql: str, dialect: str | None = None) -> SqlModel:
     """Parse one version of a model; raise SqlParseError naming the line when sqlglot cannot."""
+    if len(sql) > MAX_SQL_CHARACTERS:
+        raise SqlParseError(f"the model is {len(sql):,} characters long, more than the {MAX_SQL_CHARACTERS:,} read")
+    try:
+        return _parse_model(sql, dialect)
+    except RecursionError as exc:  # sqlglot and the qualifier recurse over the tree
+        raise SqlParseError("the SQL is nested too deeply to read (Python's recursion limit)") from exc
+
+
+def _parse_model(sql: str, dialect: str | None) -> SqlModel:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as exc:

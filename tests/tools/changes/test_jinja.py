@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.changes.jinja import PLACEHOLDER_PREFIX, strip_jinja
+from tools.changes.jinja import PLACEHOLDER_PREFIX, StrippedSql, strip_jinja
 
 
 @pytest.mark.parametrize(
@@ -48,3 +48,17 @@ def test_plain_sql_is_untouched() -> None:
     stripped = strip_jinja("SELECT a, '{x}' AS b FROM t")
     assert stripped.sql == "SELECT a, '{x}' AS b FROM t"
     assert not stripped.had_jinja
+
+
+def test_unclosed_openers_are_read_in_one_pass() -> None:
+    """200 KB of `{{` took past 180 s with a lazy regex from every opener (quadratic); one pass takes milliseconds.
+    The bound is a guard against the quadratic scan coming back, not a speed target (benchmarks/ holds those)."""
+    import threading
+
+    text = "select 1 as x\n" + "{{" * 100_000
+    done: list[StrippedSql] = []
+    worker = threading.Thread(target=lambda: done.append(strip_jinja(text)), daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert done, "strip_jinja did not finish within 20 s"
+    assert done[0].sql == text  # an unclosed opener ends the scan: the text stays as written, for sqlglot to report

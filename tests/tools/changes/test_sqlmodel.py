@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.changes.sqlmodel import SqlParseError, canonical, parse_model
+from tools.changes.sqlmodel import MAX_SQL_CHARACTERS, SqlParseError, canonical, parse_model
 
 
 def test_output_columns_by_name_with_their_first_line() -> None:
@@ -68,3 +68,10 @@ def test_a_column_starting_with_a_keyword_is_placed_on_the_keywords_line() -> No
 def test_lines_in_a_later_statement_count_from_the_top_of_the_file() -> None:
     model = parse_model("SET x = 1;\n\nSELECT\n  (\n    a + 1) AS b\nFROM t;\n")
     assert model.columns["b"].line == 4
+
+
+def test_parsing_is_bounded_by_size_and_depth() -> None:
+    with pytest.raises(SqlParseError, match="more than the"):
+        parse_model("select 1 as x " + " " * MAX_SQL_CHARACTERS)
+    with pytest.raises(SqlParseError, match="nested too deeply"):
+        parse_model("select " + "(" * 5000 + "1" + ")" * 5000 + " as x")
