@@ -128,6 +128,8 @@ class AssessmentService:
 
 def _handler(service: AssessmentService) -> type[JsonHandler]:
     class Handler(JsonHandler):
+        timeout = 60  # a stalled connection is closed, and its thread ends
+
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
             log.debug("assess service: " + format, *args)
 
@@ -138,7 +140,14 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
             if not self.bearer_matches(service.token):
                 self.reply(HTTPStatus.UNAUTHORIZED, {"kind": "auth", "error": "missing or wrong bearer token"})
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if length < 0:  # read(-1) would wait for the client to close: a thread held by one bad header
+                self.close_connection = True
+                self.reply(HTTPStatus.BAD_REQUEST, {"kind": "bad_input", "error": "bad Content-Length"})
+                return
             if length > _MAX_BODY:
                 self.reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"kind": "bad_input", "error": "request too large"})
                 return

@@ -26,3 +26,23 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def bearer_matches(self, token: str) -> bool:
         return secrets.compare_digest(self.headers.get("Authorization", ""), f"Bearer {token}")
+
+    def read_body(self, limit: int) -> bytes | None:
+        """The request body, at most `limit` bytes; None after replying 400 (a bad Content-Length) or 413 (too large).
+        Call it only after the caller is authenticated: nothing is read for anyone else."""
+        text = self.headers.get("Content-Length") or "0"
+        try:
+            length = int(text)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            self.reply(400, {"message": f"bad Content-Length {text[:20]!r}", "status": 400})
+            return None
+        if length > limit:
+            self.close_connection = True
+            self.reply(
+                413, {"message": f"request body of {length} bytes is over the {limit}-byte limit", "status": 413}
+            )
+            return None
+        return self.rfile.read(length) if length else b""

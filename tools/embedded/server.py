@@ -166,18 +166,25 @@ def _fullname(aspect: Any) -> str:
     return str(aspect.RECORD_SCHEMA.fullname).replace(".pegasus2avro", "")
 
 
+MAX_BODY_BYTES = 64 << 20  # an ingestion batch is a few MB; more is refused (413) before it is read
+SOCKET_TIMEOUT_S = 60
+
+
 def _handler(gms: EmbeddedGms, token: str) -> type[JsonHandler]:
     class Handler(JsonHandler):
         protocol_version = "HTTP/1.1"
+        timeout = SOCKET_TIMEOUT_S  # a stalled connection is closed, and its thread ends
 
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("%s " + format, self.address_string(), *args)
 
         def _dispatch(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if not self.bearer_matches(token):
+            if not self.bearer_matches(token):  # before reading a byte of the body
+                self.close_connection = True
                 self.reply(401, {"message": "missing or wrong bearer token for the embedded DataHub"})
+                return
+            raw = self.read_body(MAX_BODY_BYTES)
+            if raw is None:
                 return
             path, _, qs = self.path.partition("?")
             query = urllib.parse.parse_qs(qs)

@@ -460,3 +460,27 @@ def test_concurrent_writes_are_all_kept(catalog: RunningCatalog, catalog_db: Pat
         ).fetchone()
     assert count == threads * per_thread
     assert catalog.gms.store.index_rebuilds == 1  # writes through the server never force a rebuild
+
+
+def _raw(catalog: RunningCatalog, headers: str, body: bytes = b"") -> bytes:
+    """One request written by hand on a socket (headers a client library would never send), and the reply."""
+    import socket
+    from urllib.parse import urlparse
+
+    url = urlparse(catalog.url)
+    with socket.create_connection((url.hostname, url.port), timeout=10) as conn:
+        conn.sendall(f"POST /aspects?action=ingestProposal HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode() + body)
+        return conn.recv(65536)
+
+
+def test_the_token_is_checked_before_the_body_is_read(catalog: RunningCatalog) -> None:
+    """An unauthenticated 400 MB POST is refused at its headers: nothing of the body is read (it is never sent)."""
+    reply = _raw(catalog, "Content-Length: 400000000\r\n")
+    assert reply.startswith(b"HTTP/1.1 401")
+
+
+def test_a_bad_or_huge_content_length_is_refused_not_waited_on(catalog: RunningCatalog) -> None:
+    auth = f"Authorization: Bearer {catalog.token}\r\n"
+    assert _raw(catalog, auth + "Content-Length: -1\r\n").startswith(b"HTTP/1.1 400")
+    assert _raw(catalog, auth + "Content-Length: nope\r\n").startswith(b"HTTP/1.1 400")
+    assert _raw(catalog, auth + "Content-Length: 400000000\r\n").startswith(b"HTTP/1.1 413")
