@@ -73,11 +73,50 @@ def load_recipe(path: Path) -> dict[str, Any]:
             f"{path} has its own sink ({sink}); `provenance catalog ingest` writes into the catalog Provenance "
             f"reads: remove the `sink:` section, or run `datahub ingest -c {path}` to write where it says"
         )
+    _check_keys(path, raw)
     unset = sorted(name for name in list_referenced_env_variables(raw) if name not in os.environ)
     if unset:
         raise RecipeError(f"{path} refers to {', '.join('$' + n for n in unset)}, not set: export it and run again")
     recipe: dict[str, Any] = load_config_file(path, resolve_env_vars=True, allow_remote=False)
     return recipe
+
+
+# Top-level recipe keys that only say what to ingest. `failure_log` and `reporting` write files where the recipe
+# says; anything else is not ours to run.
+RECIPE_KEYS = frozenset({"source", "transformers", "pipeline_name", "run_id", "datahub_api", "flags"})
+
+
+def _check_keys(path: Path, raw: dict[str, Any]) -> None:
+    """Refuse what would write files or import code a recipe names, before DataHub's registry imports anything."""
+    extra = sorted(set(raw) - RECIPE_KEYS - {"sink"})
+    if extra:
+        raise RecipeError(
+            f"{path}: `{'`, `'.join(extra)}` is not taken here (`provenance catalog ingest` runs a source into this "
+            f"catalog and writes no other file); allowed: {', '.join(sorted(RECIPE_KEYS))}"
+        )
+    types = [("source", raw["source"].get("type"))]
+    types += [("transformer", t.get("type")) for t in raw.get("transformers") or [] if isinstance(t, dict)]
+    for what, name in types:
+        if not isinstance(name, str) or "." in name or ":" in name:
+            raise RecipeError(
+                f"{path}: {what} type {name!r} is not a DataHub plugin name (e.g. postgres, mlflow, dbt); a dotted "
+                "path would import a module of the recipe's choosing, which `provenance catalog ingest` does not do"
+            )
+
+
+def expanded_values(path: Path) -> list[str]:
+    """The values of the ${VARS} a recipe refers to (secrets, often): never shown in what a run reports."""
+    from datahub.configuration.config_loader import list_referenced_env_variables, load_config_file
+
+    raw = load_config_file(path, resolve_env_vars=False, allow_remote=False)
+    names = list_referenced_env_variables(raw) if isinstance(raw, dict) else set()
+    return sorted((os.environ[n] for n in names if len(os.environ.get(n, "")) >= 3), key=len, reverse=True)
+
+
+def scrub(line: str, secrets: list[str]) -> str:
+    for value in secrets:
+        line = line.replace(value, "***")
+    return line
 
 
 @contextmanager
@@ -146,17 +185,20 @@ def run_pipeline(recipe: dict[str, Any]) -> PipelineReport:
     )
 
 
-def run_recipe(path: Path, recipe: dict[str, Any], endpoint: Endpoint) -> RecipeRun:
-    """One recipe into `endpoint` (its REST sink); its failures are reported, not raised."""
+def run_recipe(path: Path, recipe: dict[str, Any], endpoint: Endpoint, secrets: list[str] | None = None) -> RecipeRun:
+    """One recipe into `endpoint` (its REST sink); its failures are reported, not raised, with the values of the
+    recipe's ${VARS} (`secrets`) replaced by ***."""
     started = time.perf_counter()
     sink = {"type": "datahub-rest", "config": {"server": endpoint.url, "token": endpoint.token or None}}
     report = run_pipeline({**recipe, "sink": sink})
+    hidden = secrets or []
+    failures = ((report.error,) if report.error else ()) + report.source_failures + report.sink_failures
     return RecipeRun(
         recipe=path,
         source=str(recipe["source"]["type"]),
         records_written=report.records_written,
-        failures=((report.error,) if report.error else ()) + report.source_failures + report.sink_failures,
-        warnings=report.source_warnings + report.sink_warnings,
+        failures=tuple(scrub(line, hidden) for line in failures),
+        warnings=tuple(scrub(line, hidden) for line in report.source_warnings + report.sink_warnings),
         seconds=time.perf_counter() - started,
     )
 
@@ -170,7 +212,7 @@ def ingest(
     runs: list[RecipeRun] = []
     with ingestion_endpoint(settings) as endpoint:
         for path, recipe in recipes:
-            run = run_recipe(path, recipe, endpoint)
+            run = run_recipe(path, recipe, endpoint, expanded_values(path))
             runs.append(run)
             report(run)
             if not run.ok:

@@ -81,3 +81,42 @@ def test_the_command_exits_2_on_a_bad_recipe_before_writing(
     assert code == 2
     assert "has its own sink (console)" in capsys.readouterr().err
     assert not (tmp_path / "home" / "catalog.db").exists()  # the good recipe did not run either
+
+
+@pytest.mark.parametrize(
+    ("recipe", "refusal"),
+    [
+        ("source: {type: file, config: {path: x.json}}\nfailure_log: {enabled: true, log_config: {filename: /tmp/x}}\n",
+         "`failure_log` is not taken here"),
+        ("source: {type: file, config: {path: x.json}}\nreporting: [{type: file, config: {filename: /tmp/y}}]\n",
+         "`reporting` is not taken here"),
+        ("source: {type: planted_module.Source, config: {}}\n", "is not a DataHub plugin name"),
+        ("source: {type: file, config: {path: x.json}}\ntransformers: [{type: planted_module.T}]\n",
+         "transformer type 'planted_module.T'"),
+    ],
+)  # fmt: skip
+def test_a_recipe_cannot_write_files_or_import_code_of_its_choosing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recipe: str, refusal: str
+) -> None:
+    marker = tmp_path / "imported"
+    (tmp_path / "planted_module.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "recipe.yml"
+    path.write_text(recipe)
+    with pytest.raises(RecipeError, match=refusal):
+        ingest(ProvenanceSettings(provenance_home=tmp_path / "home"), [path], lambda run: None)
+    assert not marker.exists()
+
+
+def test_the_values_of_a_recipes_variables_never_reach_its_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SECRET_PATH", str(tmp_path / "s3cr3t-value-no-file.json"))
+    path = tmp_path / "recipe.yml"
+    path.write_text("source: {type: file, config: {path: '${SECRET_PATH}'}}\n")
+    runs: list[RecipeRun] = []
+    ingest(ProvenanceSettings(provenance_home=tmp_path / "home"), [path], runs.append)
+    [run] = runs
+    assert not run.ok and run.failures
+    assert not any("s3cr3t-value" in line for line in (*run.failures, *run.warnings)), run.failures
+    assert any("***" in line for line in run.failures), run.failures  # the source did echo it: scrubbed
