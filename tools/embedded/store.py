@@ -8,6 +8,7 @@ pragma tells us when another connection committed, and only then is the index re
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -16,7 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 os.environ.setdefault("DATAHUB_TELEMETRY_ENABLED", "false")
 
@@ -35,6 +36,45 @@ log = logging.getLogger(__name__)
 SQLITE_OPTIONS = {"journal_mode": "WAL", "synchronous": "NORMAL", "busy_timeout": "10000"}
 
 
+class _WriterLock:
+    """This process's re-entrant lock plus an exclusive lock on `<file>.lock` shared by every process writing the
+    same Lite file: DataHub Lite reads the newest version and then inserts the next one, so two processes writing at
+    once collided (`UNIQUE constraint failed`) and lost writes."""
+
+    def __init__(self, thread_lock: threading.RLock, path: Path) -> None:
+        self._thread_lock = thread_lock
+        self._path = path
+        self._depth = 0
+        self._handle: IO[bytes] | None = None
+
+    def __enter__(self) -> bool:
+        self._thread_lock.acquire()
+        try:
+            if self._depth == 0:
+                handle = self._path.open("ab")
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX)
+                except BaseException:
+                    handle.close()
+                    raise
+                self._handle = handle
+            self._depth += 1
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        return True
+
+    def __exit__(self, *_exc: object) -> None:
+        try:
+            self._depth -= 1
+            if self._depth == 0 and self._handle is not None:
+                fcntl.flock(self._handle, fcntl.LOCK_UN)
+                self._handle.close()
+                self._handle = None
+        finally:
+            self._thread_lock.release()
+
+
 class LiteStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -45,6 +85,7 @@ class LiteStore:
         self._lite = lite
         self._conn = lite.sqlite_client  # type: ignore[attr-defined]
         self._lock = threading.RLock()
+        self._writer = _WriterLock(self._lock, path.with_name(path.name + ".lock"))
         self.index = LineageIndex()
         self._seen_data_version = -1
         self.index_rebuilds = 0
@@ -141,8 +182,8 @@ class LiteStore:
         return [row[0] for row in rows]
 
     def locked(self) -> AbstractContextManager[bool]:
-        """Hold the store's (re-entrant) lock across a read-modify-write."""
-        return self._lock
+        """Hold the store's (re-entrant) writer lock across a read-modify-write, in every process."""
+        return self._writer
 
     # ---------------------------------------------------------------- writes
     def write(self, mcp: MetadataChangeProposalWrapper) -> None:
@@ -150,7 +191,7 @@ class LiteStore:
             raise ValueError(f"refusing an MCP without an aspect for {mcp.entityUrn}")
         if mcp.aspectName.endswith("Key"):
             return  # Lite derives entities from their aspects; key aspects carry nothing new
-        with self._lock:
+        with self._writer:
             self._refresh_if_changed_elsewhere()
             self._lite.write(mcp)
             if mcp.aspectName in INDEXED_ASPECTS and mcp.entityUrn:

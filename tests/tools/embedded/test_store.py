@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import datahub.metadata.schema_classes as m
 import pytest
@@ -232,3 +233,50 @@ def test_column_lineage_from_upstream_lineage_in_the_index(store: LiteStore) -> 
     assert store.index.neighbours(str(SchemaFieldUrn(SRC, "total")), "DOWNSTREAM", "field") == {
         str(SchemaFieldUrn(DST, "total_eur"))
     }
+
+
+DATASET = "urn:li:dataset:(urn:li:dataPlatform:postgres,db.public.t,PROD)"
+
+
+def _add_tags(db: str, prefix: str, count: int, start: Any) -> None:
+    """One process's read-modify-writes of the dataset's tags, as the embedded endpoint's batchAddTags does them."""
+    from datahub.emitter.mcp import MetadataChangeProposalWrapper
+    from datahub.metadata.schema_classes import GlobalTagsClass, TagAssociationClass
+
+    store = LiteStore(Path(db))
+    start.wait()  # both processes write at once
+    try:
+        for i in range(count):
+            with store.locked():
+                current = store.typed_aspects(DATASET).get("globalTags") or GlobalTagsClass(tags=[])
+                tags = [*current.tags, TagAssociationClass(tag=f"urn:li:tag:{prefix}{i}")]
+                store.write(MetadataChangeProposalWrapper(entityUrn=DATASET, aspect=GlobalTagsClass(tags=tags)))
+    finally:
+        store.close()
+
+
+def test_two_processes_writing_one_file_lose_nothing(tmp_path: Path) -> None:
+    """Each `catalog serve` (or CLI) process has its own store: the writer lock is a file lock, not only a thread's."""
+    import multiprocessing
+
+    from datahub.emitter.mcp import MetadataChangeProposalWrapper
+    from datahub.metadata.schema_classes import DatasetPropertiesClass
+
+    db = tmp_path / "catalog.db"
+    store = LiteStore(db)
+    store.write(MetadataChangeProposalWrapper(entityUrn=DATASET, aspect=DatasetPropertiesClass(name="t")))
+    store.close()
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(2)
+    workers = [context.Process(target=_add_tags, args=(str(db), prefix, 100, start)) for prefix in ("a", "b")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+        assert worker.exitcode == 0
+    store = LiteStore(db)
+    try:
+        tags = {t.tag for t in store.typed_aspects(DATASET)["globalTags"].tags}
+    finally:
+        store.close()
+    assert len(tags) == 200, sorted(tags)
