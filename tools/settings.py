@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tools.errors import BadRequest
 from tools.runtime.lanes import BULK_IN_FLIGHT
 
 
@@ -104,5 +105,16 @@ class ProvenanceSettings(BaseSettings):
         return self.home / "logs"
 
 
+class SettingsError(BadRequest, ValueError):
+    """An environment variable Provenance reads holds a value it cannot use; the message names it and the rule."""
+
+
 def load_settings() -> ProvenanceSettings:
-    return ProvenanceSettings()
+    try:
+        return ProvenanceSettings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{str(e['loc'][0]).upper() if e['loc'] else 'a setting'}={e.get('input')!r}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise SettingsError(f"{problems} (see the README's configuration table)") from None

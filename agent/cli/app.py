@@ -82,9 +82,13 @@ def _run(argv: Sequence[str] | None) -> int:
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exit_code(exc)
-    from tools.settings import load_settings
+    from tools.settings import SettingsError, load_settings
 
-    settings = load_settings()
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exit_code(exc)
     try:
         if args.command in READS_THE_CATALOG:  # before anything is created in a wrong home
             from tools.catalog.presence import require_readable_catalog

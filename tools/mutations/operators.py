@@ -30,7 +30,7 @@ class Operator(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     fraction: float = 1.0
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=2**63 - 1)  # checkpoints store it as a 64-bit integer
 
     summary: ClassVar[str]
     action: ClassVar[str]  # describe() template, formatted with the column name and the parameters
