@@ -11,6 +11,7 @@ import sys
 from threading import Event
 
 from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
+from agent.errors import UsageError
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.discovery import Discovery
@@ -70,18 +71,35 @@ def _cmd_ingest(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
 SHOWN = 5
 
 
+def _serve_token(args: argparse.Namespace) -> str | None:
+    """The writer token: --token-file (never on a command line other users see in `ps`), else --token, else a
+    random one."""
+    if args.token_file is None:
+        return str(args.token) if args.token else None
+    try:
+        token = str(args.token_file.read_text()).strip()
+    except OSError as exc:
+        raise UsageError(f"--token-file {args.token_file}: {exc.strerror}") from exc
+    if not token:
+        raise UsageError(f"--token-file {args.token_file} is empty; write the token in it")
+    return token
+
+
 def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     stop = Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     from agent.service import assessment_service  # the graph and scikit-learn: imported once, here
 
     with (
-        serve_catalog(settings, port=args.port, token=args.token, mcp_port=args.mcp_port) as served,
+        serve_catalog(settings, port=args.port, token=_serve_token(args), mcp_port=args.mcp_port) as served,
         assessment_service(settings, served.gms_token) as service,
     ):
         advertise(settings, dataclasses.replace(served, assess_url=service.url))
         print(f"Embedded DataHub serving {settings.lite_db}", flush=True)
-        print(f"  DATAHUB_GMS_URL={served.gms_url}\n  DATAHUB_GMS_TOKEN={served.gms_token}", flush=True)
+        print(
+            f"  DATAHUB_GMS_URL={served.gms_url}\n  DATAHUB_GMS_TOKEN={served.reader_token}  (reads only)", flush=True
+        )
+        print(f"  writes (ingest, publish) use the writer token in {state_path(settings)} (yours only)", flush=True)
         print(f"  PROVENANCE_CATALOG_URL={served.mcp_url}  (its MCP server, read-only, over HTTP)", flush=True)
         print(f"  assessments: {service.url}  (`provenance assess` sends them here)", flush=True)
         print(f"Commands with PROVENANCE_HOME={settings.home} reuse it ({state_path(settings)}).", flush=True)

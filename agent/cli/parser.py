@@ -59,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     serve.add_argument("--mcp-port", type=int, default=0, help="the MCP server's port (default: a free one)")
-    serve.add_argument("--token", default=None, help="bearer token (default: random, printed)")
+    serve.add_argument(
+        "--token", default=None, help="the writer token (default: random; visible in `ps`: prefer --token-file)"
+    )
+    serve.add_argument("--token-file", type=Path, default=None, help="a file holding the writer token")
     ingest = catalog_commands.add_parser(
         "ingest",
         help="run DataHub ingestion recipes (postgres, dbt, mlflow, …) into the catalog Provenance reads",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -48,6 +49,8 @@ class ServedCatalog:
     lite_db: str | None = None
     assess_url: str | None = None
     """Where the serving process takes assessments (agent/service.py), once it does."""
+    reader_token: str | None = None
+    """A token that only reads (the one `catalog serve` prints); `gms_token` writes, and stays in the state file."""
 
     def describe(self) -> str:
         by = f"`provenance catalog serve` (pid {self.pid})" if self.pid else "PROVENANCE_CATALOG_URL"
@@ -175,7 +178,7 @@ def serve_catalog(
     """The embedded endpoint and a reader MCP server over HTTP, advertised in the state file while the block runs."""
     from tools.embedded.server import start_embedded_catalog
 
-    embedded = start_embedded_catalog(settings.lite_db, port=port, token=token)
+    embedded = start_embedded_catalog(settings.lite_db, port=port, token=token, reader_token=secrets.token_urlsafe(24))
     try:
         spec = McpServerSpec(
             gms_url=embedded.url,
@@ -184,7 +187,9 @@ def serve_catalog(
             home=settings.home / "mcp-home",
         )
         with start_http_mcp_server(spec, settings.logs / HTTP_LOG, port=mcp_port) as (mcp_url, _server_pid):
-            served = ServedCatalog(mcp_url, embedded.url, embedded.token, os.getpid(), str(settings.lite_db))
+            served = ServedCatalog(
+                mcp_url, embedded.url, embedded.token, os.getpid(), str(settings.lite_db), None, embedded.reader_token
+            )
             path = advertise(settings, served)
             try:
                 yield served

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import threading
 import time
@@ -170,7 +171,21 @@ MAX_BODY_BYTES = 64 << 20  # an ingestion batch is a few MB; more is refused (41
 SOCKET_TIMEOUT_S = 60
 
 
-def _handler(gms: EmbeddedGms, token: str) -> type[JsonHandler]:
+# Anywhere, not only first: a document may hold several operations and name the mutation in operationName. A query
+# that merely mentions the word is refused too: a reader never needs it.
+_MUTATION = re.compile(r"\bmutation\b")
+
+
+def is_read(method: str, path: str, body: Any) -> bool:
+    """What a read-only token may do: GET, and GraphQL queries (not mutations); every other POST writes."""
+    if method == "GET":
+        return True
+    if path == "/api/graphql" and isinstance(body, dict):
+        return not _MUTATION.search(str(body.get("query") or ""))
+    return False
+
+
+def _handler(gms: EmbeddedGms, token: str, reader_token: str | None = None) -> type[JsonHandler]:
     class Handler(JsonHandler):
         protocol_version = "HTTP/1.1"
         timeout = SOCKET_TIMEOUT_S  # a stalled connection is closed, and its thread ends
@@ -179,7 +194,8 @@ def _handler(gms: EmbeddedGms, token: str) -> type[JsonHandler]:
             log.debug("%s " + format, self.address_string(), *args)
 
         def _dispatch(self, method: str) -> None:
-            if not self.bearer_matches(token):  # before reading a byte of the body
+            writer = self.bearer_matches(token)
+            if not writer and not (reader_token and self.bearer_matches(reader_token)):  # before reading the body
                 self.close_connection = True
                 self.reply(401, {"message": "missing or wrong bearer token for the embedded DataHub"})
                 return
@@ -189,10 +205,13 @@ def _handler(gms: EmbeddedGms, token: str) -> type[JsonHandler]:
             path, _, qs = self.path.partition("?")
             query = urllib.parse.parse_qs(qs)
             try:
+                body = json.loads(raw or b"{}") if method != "GET" else None
+                if not writer and not is_read(method, path, body):
+                    raise HttpError(403, "this token reads only; writes need the writer token of `catalog serve`")
                 if method == "GET":
                     payload = gms.get(path, query)
                 else:
-                    payload = gms.post(path, query, json.loads(raw or b"{}"))
+                    payload = gms.post(path, query, body)
                 self.reply(200, payload)
             except HttpError as exc:
                 self.reply(exc.status, {"message": str(exc), "status": exc.status})
@@ -212,12 +231,13 @@ def _handler(gms: EmbeddedGms, token: str) -> type[JsonHandler]:
 @dataclass
 class RunningCatalog:
     url: str
-    token: str
+    token: str  # reads and writes
     db_path: Path
     gms: EmbeddedGms
     server: ThreadingHTTPServer
     thread: threading.Thread
     startup_seconds: float
+    reader_token: str | None = None  # reads only (GET, GraphQL queries): the one `catalog serve` prints
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -226,17 +246,20 @@ class RunningCatalog:
         self.gms.store.close()
 
 
-def start_embedded_catalog(db_path: Path, *, port: int = 0, token: str | None = None) -> RunningCatalog:
-    """Serve the Lite file on 127.0.0.1 (a free port unless given) in a background thread."""
+def start_embedded_catalog(
+    db_path: Path, *, port: int = 0, token: str | None = None, reader_token: str | None = None
+) -> RunningCatalog:
+    """Serve the Lite file on 127.0.0.1 (a free port unless given) in a background thread; `token` reads and writes,
+    `reader_token` (when given) only reads."""
     started = time.perf_counter()
     token = token or secrets.token_urlsafe(24)
     gms = EmbeddedGms(LiteStore(db_path))
-    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(gms, token))
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(gms, token, reader_token))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="embedded-datahub", daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    return RunningCatalog(url, token, db_path, gms, server, thread, time.perf_counter() - started)
+    return RunningCatalog(url, token, db_path, gms, server, thread, time.perf_counter() - started, reader_token)
 
 
 @contextmanager

@@ -78,6 +78,8 @@ def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_templ
 
     assert serve.returncode == 0, err
     assert f"PROVENANCE_CATALOG_URL={state['mcp_url']}" in out
+    # the token it prints reads only; the writer token stays in the private state file
+    assert f"DATAHUB_GMS_TOKEN={state['reader_token']}  (reads only)" in out and state["gms_token"] not in out
     assert not (served_home / STATE_FILE).exists()  # removed on exit
 
     assert found.returncode == 0, found.stderr

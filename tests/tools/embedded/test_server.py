@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -484,3 +486,37 @@ def test_a_bad_or_huge_content_length_is_refused_not_waited_on(catalog: RunningC
     assert _raw(catalog, auth + "Content-Length: -1\r\n").startswith(b"HTTP/1.1 400")
     assert _raw(catalog, auth + "Content-Length: nope\r\n").startswith(b"HTTP/1.1 400")
     assert _raw(catalog, auth + "Content-Length: 400000000\r\n").startswith(b"HTTP/1.1 413")
+
+
+def test_a_reader_token_reads_and_never_writes(catalog_db: Path) -> None:
+    """The token `catalog serve` prints: GETs and GraphQL queries, never a proposal or a mutation (a REST
+    ingestProposal with it set provenance:PASS on a model once)."""
+    running = start_embedded_catalog(catalog_db, token="writer", reader_token="reader")
+    try:
+
+        def post(path: str, body: dict[str, Any], token: str) -> int:
+            request = urllib.request.Request(
+                running.url + path,
+                data=json.dumps(body).encode(),
+                headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+                method="POST",
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=10) as reply:
+                    return int(reply.status)
+            except urllib.error.HTTPError as exc:
+                return exc.code
+
+        query = {"query": "query { __typename }"}
+        mutation = {"query": 'mutation { addTag(input: {tagUrn: "urn:li:tag:x", resourceUrn: "urn:li:x"}) }'}
+        proposal = {"proposal": {"entityType": "dataset", "entityUrn": "urn:li:dataset:(a,b,PROD)"}}
+        assert post("/api/graphql", query, "reader") == 200
+        assert post("/api/graphql", mutation, "reader") == 403
+        assert post("/api/graphql", {"query": "# a comment\nmutation { x }"}, "reader") == 403
+        two = {"query": "query A { __typename } mutation B { x }", "operationName": "B"}
+        assert post("/api/graphql", two, "reader") == 403
+        assert post("/aspects?action=ingestProposal", proposal, "reader") == 403
+        assert post("/aspects?action=ingestProposal", proposal, "writer") != 403  # the writer reaches the handler
+        assert post("/api/graphql", query, "nobody") == 401
+    finally:
+        running.stop()
