@@ -87,5 +87,5 @@ def precheck(args: argparse.Namespace) -> None:
     parse_params(args.param)
     if not 0 < args.fraction <= 1:  # also NaN
         raise Refused(f"--fraction must be in (0, 1], got {args.fraction}")
-    if args.seed < 0:
-        raise Refused(f"--seed must be >= 0, got {args.seed}")
+    if not 0 <= args.seed < 2**63:  # checkpoints store it as a 64-bit integer
+        raise Refused(f"--seed must be in [0, 2**63), got {args.seed}")

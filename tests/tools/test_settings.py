@@ -35,4 +35,4 @@ def test_a_seed_beyond_64_bits_is_refused_before_anything_runs(capsys: pytest.Ca
     args = ["assess", "--dataset", urn, "--field", "amount", "--op", "scale", "--param", "factor=100"]
     assert main([*args, "--seed", str(2**64), "--no-publish"]) == 2
     err = capsys.readouterr().err
-    assert "parameter 'seed'" in err and "Traceback" not in err, err
+    assert "--seed must be in [0, 2**63)" in err and "Traceback" not in err, err

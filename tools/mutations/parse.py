@@ -32,14 +32,11 @@ def parse_mutation(op: str, params: Mapping[str, object], *, fraction: float = 1
         raise PlanError(f"{name}: pass {', '.join(reserved)} as arguments of their own, not inside params")
     for key, value in params.items():
         numeric = key in cls.model_fields and _numeric(cls.model_fields[key].annotation)
-        if numeric and value is not None and not _a_number(value):
-            # pydantic would read True as 1 and "1e2" as 100: a plan's number must be written as one
-            raise PlanError(
-                f"invalid {name} mutation: parameter '{key}' must be a number, got {value!r} (write it as one: "
-                "100, 0.5, 1.0e2)"
-            )
+        if numeric and isinstance(value, bool):
+            # pydantic would read True as 1: `factor: true` tested ×1, no change at all, and passed
+            raise PlanError(f"invalid {name} mutation: parameter '{key}' must be a number, got {value!r}")
     for key, value in (("fraction", fraction), ("seed", seed)):
-        if not _a_number(value):
+        if isinstance(value, bool):
             raise PlanError(f"invalid {name} mutation: {key} must be a number, got {value!r}")
     try:
         return cls.model_validate({**params, "fraction": fraction, "seed": seed})  # type: ignore[return-value]
@@ -72,7 +69,3 @@ def _numeric(annotation: object) -> bool:
     """An int or float parameter (optional or not)."""
     members = get_args(annotation) or (annotation,)
     return any(m in (int, float) for m in members) and all(m in (int, float, type(None)) for m in members)
-
-
-def _a_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
