@@ -215,7 +215,7 @@ def _outcome(case: ArtifactCase, verdict: str, codes: list[str], overall: str) -
 def measure_artifacts(template: Path, workdir: Path | None = None) -> ArtifactFigures:
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         home = fresh_home(template, Path(tmp) / "home")
-        cases = build_cases(Path(tmp) / "artifacts", home)
+        cases = build_cases(home / "artifacts", home)  # under the home: inside the default artifact roots
         outcomes = asyncio.run(_assess(settings_for(home), cases))
     tested = [o for o in outcomes if not o.must_unpickle]
     return ArtifactFigures(
