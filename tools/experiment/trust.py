@@ -183,7 +183,8 @@ def vouch(custom_properties: dict[str, str], artifact_uri: str) -> RegistryVouch
     try:
         # A sqlite:// store makes ./mlruns in the current directory when the client is built: not in the user's.
         with tempfile.TemporaryDirectory(prefix="provenance-mlflow-") as scratch, contextlib.chdir(scratch):
-            found: Any = MlflowClient(tracking_uri=tracking).get_model_version(name, version)
+            client: Any = MlflowClient(tracking_uri=tracking)
+        found: Any = client.get_model_version(name, version)
     except Exception as exc:  # MLflow raises its own, OSError, HTTP errors…
         text = " ".join(str(exc).split())[:300] or type(exc).__name__
         raise BindingError(
@@ -198,18 +199,15 @@ def vouch(custom_properties: dict[str, str], artifact_uri: str) -> RegistryVouch
     if source and (scheme in ("", "file") or len(scheme) == 1):
         folders = (_real(Path(source.removeprefix("file://"))),)
     digest = (tags.get(ARTIFACT_SHA256) or "").strip().lower() or None
-    data = _logged_inputs(tracking, found.run_id, where) if found.run_id else ()
+    data = _logged_inputs(client, found.run_id, where) if found.run_id else ()
     return RegistryVouch(where, source, digest, f"models:/{name}/{version}", folders, data)
 
 
-def _logged_inputs(tracking: str, run_id: str, where: str) -> tuple[str, ...]:
+def _logged_inputs(client: Any, run_id: str, where: str) -> tuple[str, ...]:
     """The sources of the datasets the version's run logged (mlflow.log_input): `provenance bind` takes the
     evaluation data from there, so the registry vouches for them as it does for the model's files."""
-    from mlflow import MlflowClient
-
     try:
-        with tempfile.TemporaryDirectory(prefix="provenance-mlflow-") as scratch, contextlib.chdir(scratch):
-            run: Any = MlflowClient(tracking_uri=tracking).get_run(run_id)
+        run: Any = client.get_run(run_id)
     except Exception as exc:  # MLflow raises its own, OSError, HTTP errors…
         text = " ".join(str(exc).split())[:300] or type(exc).__name__
         raise BindingError("registry_unavailable", f"the run {run_id} of {where} could not be read ({text})") from exc
