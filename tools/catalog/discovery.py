@@ -28,6 +28,10 @@ class LineageStep(BaseModel):
     expression_from: str | None = None  # where the SQL was read
     dialect: str | None = None
     unknown: str | None = None
+    # How the statement maps the input's rows, for the input's table: ("picks", why) when the SQL also selects or
+    # matches rows by the input column; ("repeats" | "matched", the join) when a JOIN repeats them or reaches only
+    # the matched rows (tools/transforms/joins.py). Kept with the expression: derivation needs both.
+    row_notes: list[tuple[str, str]] = []
 
 
 class AffectedFeature(BaseModel):

@@ -5,7 +5,9 @@ The MCP server's entity query does not select several aspects Provenance reasons
 SDK from the same GMS, read-only: `mlModelProperties.tags` and `versionProperties.aliases` (production markers
 real catalogs write), `viewProperties.viewLogic` (a view's or dbt model's SQL), `queryProperties.statement` (the
 SQL of a query entity DataHub's sql-queries source links to a column edge) and `siblings` (a dbt node and the
-warehouse table it materialises, linked by DataHub's sibling hook).
+warehouse table it materialises, linked by DataHub's sibling hook), and `upstreamLineage.upstreams` with the
+upstreams' `schemaMetadata` (the columns behind a `SELECT *`, sql_schemas.py; aspects over the MCP server's
+12,000-character limit would come back as previews).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ SDK_ASPECTS = frozenset(
         "siblings",
         "mlFeatureProperties",
         "mlFeatureTableProperties",
+        "upstreamLineage",
+        "schemaMetadata",
     }
 )
 
@@ -34,7 +38,8 @@ def sdk_aspects_tool(gms_url: str, gms_token: str) -> BaseTool:
 
     def read(urns: list[str], aspects: list[str]) -> tuple[str, dict[str, Any]]:
         """The current value of each named aspect (mlModelProperties, versionProperties, viewProperties,
-        queryProperties, siblings) of each URN: {urn: {aspect: value or null}}."""
+        queryProperties, siblings, mlFeatureProperties, mlFeatureTableProperties, upstreamLineage,
+        schemaMetadata) of each URN: {urn: {aspect: value or null}}."""
         nonlocal graph
         from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
         from datahub.metadata.schema_classes import ASPECT_NAME_MAP

@@ -24,8 +24,10 @@ from tools.catalog.conventions import Conventions
 from tools.catalog.datahub import CatalogReader, FineGrainedEdge
 from tools.catalog.discovery import LineageStep
 from tools.catalog.siblings import DBT_PLATFORM, SIBLING_TRANSFORM, Sibling
+from tools.catalog.sql_schemas import UpstreamSchemas
 from tools.catalog.training_runs import dataset_parts
 from tools.transforms.expressions import ColumnExpression, SqlColumns, SqlUnreadable, column_expressions, find_upstream
+from tools.transforms.joins import RowNote
 
 # DataHub platform -> sqlglot dialect, where they differ or exist; other platforms are parsed with the generic one.
 DIALECTS = {
@@ -36,6 +38,16 @@ DIALECTS = {
 }  # fmt: skip
 
 Key = tuple[str, str]
+PICKS = "picks"
+
+JINJA_ADVICE = (
+    "raw dbt Jinja, not SQL (DataHub's dbt source records the compiled code only when the manifest has it: run "
+    "`dbt compile` or `dbt docs generate` before ingesting)"
+)
+
+
+def is_jinja(sql: str) -> bool:
+    return "{{" in sql or "{%" in sql
 
 
 def is_sibling_edge(transform: str | None) -> bool:
@@ -80,7 +92,11 @@ class SqlSource:
     reader: CatalogReader
     conventions: Conventions
     siblings: dict[str, list[Sibling]]
-    _parsed: dict[tuple[str, str | None], SqlColumns | str] = field(default_factory=dict)
+    _parsed: dict[tuple[str, str | None, bool], SqlColumns | str] = field(default_factory=dict)
+    schemas: UpstreamSchemas = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.schemas = UpstreamSchemas(self.reader, self.siblings)
 
     def dialect(self, dataset_urn: str) -> str | None:
         platform = dataset_parts(dataset_urn)[0] or ""
@@ -111,8 +127,25 @@ class SqlSource:
         for key, i in needs:
             previous, step = out[key][i - 1], out[key][i]
             query = queries.get((_field(previous), _field(step)))
-            out[key][i] = self._resolve(previous, step, views, statements.get(query or ""), query)
+            out[key][i] = self._resolve(previous, step, views, statements.get(query or ""), query, {})
+        # `select * from renamed`, `d.*`, an unqualified name in a join: read again with the upstream tables'
+        # columns from the catalog, only where the first reading left the column unknown.
+        unresolved = [(key, i) for key, i in needs if out[key][i].expression is None]
+        if unresolved:
+            schema = await self.schemas.for_datasets(sorted({out[key][i].dataset_urn for key, i in unresolved}))
+            for key, i in unresolved:
+                previous, step = out[key][i - 1], paths[key][i]
+                query = queries.get((_field(previous), _field(step)))
+                again = self._resolve(previous, step, views, statements.get(query or ""), query, schema)
+                if again.expression is not None or not out[key][i].unknown:
+                    out[key][i] = again
+                elif again.unknown and again.unknown != out[key][i].unknown:
+                    out[key][i] = again.model_copy(update={"unknown": self._with_schema_problems(again.unknown)})
         return out
+
+    def _with_schema_problems(self, unknown: str) -> str:
+        missing = "; ".join(self.schemas.problems)
+        return f"{unknown} (read with the catalog's schemas of the upstream tables; {missing})" if missing else unknown
 
     async def _aspect(self, urns: list[str], aspect: str) -> dict[str, dict[str, Any]]:
         found = await self.reader.sdk_aspects(urns, [aspect]) if urns else {}
@@ -125,6 +158,7 @@ class SqlSource:
         views: dict[str, dict[str, Any]],
         statement: dict[str, Any] | None,
         query: str | None,
+        schema: dict[str, list[str]],
     ) -> LineageStep:
         dialect = self.dialect(step.dataset_urn)
         text = _sql_head(step.transform)
@@ -146,7 +180,10 @@ class SqlSource:
                 return step.model_copy(update={"unknown": str(exc)})
             return self._matched(previous, step, parsed, "the edge's transformOperation", problems)
         for where, sql in candidates:
-            columns = self._columns(sql, dialect)
+            if is_jinja(sql):
+                problems.append(f"{where}: {JINJA_ADVICE}")
+                continue
+            columns = self._columns(sql, dialect, schema)
             if isinstance(columns, str):
                 problems.append(f"{where}: {columns}")
                 continue
@@ -173,20 +210,24 @@ class SqlSource:
             if where == "the edge's transformOperation":
                 return step.model_copy(update={"unknown": problems[-1]})
             return step
+        notes: list[tuple[str, str]] = [(note.kind, note.reason) for note in expression.notes_for(source[0])]
+        if source in expression.row_columns:
+            notes.insert(0, (PICKS, f"the SQL also picks or matches rows by {source[1]}"))
         return step.model_copy(
             update={
                 "expression": expression.sql,
                 "expression_input": source,
                 "expression_from": where,
                 "dialect": expression.dialect,
+                "row_notes": notes,
             }
         )
 
-    def _columns(self, sql: str, dialect: str | None) -> SqlColumns | str:
-        key = (sql, dialect)
+    def _columns(self, sql: str, dialect: str | None, schema: dict[str, list[str]]) -> SqlColumns | str:
+        key = (sql, dialect, bool(schema))
         if key not in self._parsed:
             try:
-                self._parsed[key] = column_expressions(sql, dialect=dialect)
+                self._parsed[key] = column_expressions(sql, dialect=dialect, schema=schema)
             except SqlUnreadable as exc:
                 self._parsed[key] = f"SQL unreadable ({exc})"
         return self._parsed[key]
@@ -194,8 +235,12 @@ class SqlSource:
 
 def step_expression(step: LineageStep) -> ColumnExpression:
     """The step's stored expression, parsed again (discovery results cross processes and checkpoints as text)."""
-    assert step.expression is not None
-    return ColumnExpression.of(step.column, sqlglot.parse_one(step.expression, read=step.dialect), step.dialect)
+    assert step.expression is not None and step.expression_input is not None
+    table = step.expression_input[0]
+    picks = frozenset({step.expression_input}) if any(kind == PICKS for kind, _ in step.row_notes) else frozenset()
+    notes = frozenset(RowNote(table, kind, why) for kind, why in step.row_notes if kind in ("repeats", "matched"))  # type: ignore[arg-type]
+    parsed = sqlglot.parse_one(step.expression, read=step.dialect)
+    return ColumnExpression.of(step.column, parsed, step.dialect, picks, notes)
 
 
 def _field(step: LineageStep) -> str:

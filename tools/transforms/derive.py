@@ -18,6 +18,11 @@ from tools.transforms.readers import READERS, Refused, describe
 NON_IDENTITY = "non_identity_transform"
 """The `code` of a refusal: the expression is not one the mutation can be carried through exactly."""
 
+NULL_PRESERVING = frozenset(
+    {"scale", "shift", "sign_flip", "null_inject", "category_remap", "round", "clip", "noise", "cyclic_shift"}
+)
+"""Operators that leave a NULL as NULL: carried to the rows a LEFT JOIN fills with NULL, which they leave alone."""
+
 _CAST_KIND: dict[str, CastKind] = {
     "scale": "numeric", "shift": "numeric", "sign_flip": "numeric", "round": "numeric", "clip": "numeric",
     "noise": "numeric", "cyclic_shift": "numeric", "category_remap": "string", "unseen_category": "string",
@@ -64,6 +69,13 @@ def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, 
     if source in expression.row_columns:
         rows = f"the SQL also picks or matches rows by {source[1]} (WHERE, JOIN, QUALIFY or LIMIT)"
         return _refused(what, where, f"{rows}: the change alters which rows exist")
+    for row_note in expression.notes_for(source[0]):
+        if mutation.fraction < 1.0:
+            share = f"the change picks {mutation.fraction:g} of the rows of {source[0]} at random"
+            unknown = f"{share}, but {row_note.reason}: the share of output rows it reaches is unknown"
+            return _refused(what, where, unknown)
+        if row_note.kind == "matched" and mutation.op not in NULL_PRESERVING:
+            return _refused(what, where, f"{row_note.reason}, so {mutation.op} does not reach them")
     if is_source(peel(expression.expression, _cast_kind(mutation)), source):
         return Derivation(mutation, True, False, f"{output}: {what} (identity) because {where}")
     try:

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from tools.errors import BadRequest
+from tools.transforms.joins import RowNote
 from tools.transforms.nodes import column_key, normalise, render
 from tools.transforms.resolve import resolve_query
 from tools.transforms.sources import Env, Relation, Unreadable
@@ -42,6 +43,8 @@ class ColumnExpression:
     row_columns: frozenset[tuple[str, str]] = frozenset()
     """Base columns that decide which rows the statement yields (WHERE, JOIN ON/USING, QUALIFY, ORDER BY with
     LIMIT, in any SELECT it reads): changing one of them changes the rows, not just this column's values."""
+    row_notes: frozenset[RowNote] = frozenset()
+    """Base tables whose rows a JOIN repeats or reaches only where matched (joins.py)."""
 
     @classmethod
     def of(
@@ -50,9 +53,13 @@ class ColumnExpression:
         expression: exp.Expr,
         dialect: str | None = None,
         row_columns: frozenset[tuple[str, str]] = frozenset(),
+        row_notes: frozenset[RowNote] = frozenset(),
     ) -> ColumnExpression:
         upstream = frozenset(column_key(column) for column in expression.find_all(exp.Column))
-        return cls(output, expression, render(expression, dialect), upstream, dialect, row_columns)
+        return cls(output, expression, render(expression, dialect), upstream, dialect, row_columns, row_notes)
+
+    def notes_for(self, table: str) -> list[RowNote]:
+        return sorted((note for note in self.row_notes if note.table == table), key=lambda n: (n.kind != "repeats", n.reason))
 
 
 @dataclass(frozen=True)
@@ -111,15 +118,20 @@ def _by_position(relation: Relation, listed: list[str]) -> Relation:
     if len(relation.columns) != len(listed):
         raise SqlUnreadable(f"{len(listed)} target columns listed but the SELECT yields {len(relation.columns)}")
     renamed = tuple((name, value) for name, (_, value) in zip(listed, relation.columns, strict=True))
-    return Relation(renamed, row_columns=relation.row_columns)
+    return Relation(renamed, row_columns=relation.row_columns, row_notes=relation.row_notes)
 
 
 def column_expressions(
-    sql: str, *, dialect: str | None = None, schema: Mapping[str, list[str]] | None = None
+    sql: str,
+    *,
+    dialect: str | None = None,
+    schema: Mapping[str, list[str]] | None = None,
+    unique: Mapping[str, list[list[str]]] | None = None,
 ) -> SqlColumns:
-    """Every output column of the statement as an expression over base-table columns (see the module doc)."""
+    """Every output column of the statement as an expression over base-table columns (see the module doc);
+    `schema` lists tables' columns, `unique` their unique column sets (primary keys, dbt `unique` tests)."""
     query, target, listed = _query(_parse(sql, dialect))
-    relation = resolve_query(query, Env(schema or {}))
+    relation = resolve_query(query, Env(schema or {}, unique=unique or {}))
     if listed is not None:
         relation = _by_position(relation, listed)
     result = SqlColumns(target=target)
@@ -130,7 +142,7 @@ def column_expressions(
         elif isinstance(value, Unreadable):
             result.unreadable[name] = value.reason
         else:
-            result.columns[name] = ColumnExpression.of(name, value, dialect, relation.row_columns)
+            result.columns[name] = ColumnExpression.of(name, value, dialect, relation.row_columns, relation.row_notes)
     if relation.open:
         result.unreadable[ALL_COLUMNS] = relation.open_reason()
     return result

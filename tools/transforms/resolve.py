@@ -5,10 +5,11 @@ functions, set operations, lateral joins, ambiguous or unknown columns) is an `U
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
+from tools.transforms.joins import RowNote, join_notes, tables_of
 from tools.transforms.nodes import column_key, dotted, normalise
 from tools.transforms.sources import BaseTable, Env, Opaque, Relation, Resolved, Source, Unreadable
 
@@ -37,12 +38,12 @@ def _with_ctes(query: exp.Expr, env: Env) -> Env:
     ctes = dict(env.ctes)
     for cte in with_.expressions:
         name = normalise(cte.args["alias"].this)
-        inner = Env(env.schema, ctes)
+        inner = replace(env, ctes=ctes)
         relation = resolve_query(cte.this, inner)
         if with_.args.get("recursive"):
             relation = _all(relation, "a recursive CTE")
         ctes[name] = _renamed(relation, cte.args["alias"])
-    return Env(env.schema, ctes)
+    return replace(env, ctes=ctes)
 
 
 def _renamed(source: Source, alias: exp.Expr | None) -> Source:
@@ -78,14 +79,33 @@ class FromClause:
     sources: list[tuple[str, Source]] = field(default_factory=list)
     merged: dict[str, Resolved] = field(default_factory=dict)
     """Columns a JOIN ... USING merges, by name: the left side's for INNER/LEFT joins."""
+    joins: list[exp.Join] = field(default_factory=list)
+
+
+def _flat_from(select: exp.Select) -> tuple[exp.Expr | None, list[exp.Join]]:
+    """The first FROM item and every join, with PostgreSQL's parenthesised join text (`FROM (a d LEFT JOIN b c ON
+    …)`, as `pg_get_viewdef` writes views) taken out of its parentheses."""
+    from_ = select.args.get("from_")
+    first = from_.this if isinstance(from_, exp.From) else None
+    joins = list(select.args.get("joins") or [])
+    while isinstance(first, exp.Subquery) and not first.alias and isinstance(first.this, exp.Table | exp.Subquery):
+        inner = first.this
+        if not inner.args.get("joins") and isinstance(inner, exp.Table):
+            break
+        nested = list(inner.args.get("joins") or [])
+        first = inner.copy()
+        first.set("joins", None)
+        joins = nested + joins
+    return first, joins
 
 
 def _from_clause(select: exp.Select, env: Env) -> FromClause:
     clause = FromClause()
-    from_ = select.args.get("from_")
-    if isinstance(from_, exp.From):
-        clause.sources.append(_source(from_.this, env))
-    for join in select.args.get("joins") or []:
+    first, joins = _flat_from(select)
+    clause.joins = joins
+    if first is not None:
+        clause.sources.append(_source(first, env))
+    for join in joins:
         alias, source = _source(join.this, env)
         if join.method == "NATURAL":
             source = Opaque("a NATURAL JOIN (columns matched by name)")
@@ -132,10 +152,72 @@ def _resolve_select(select: exp.Select, env: Env) -> Relation:
                 columns.extend((normalise(c), _lookup(source, c)) for c in source.columns)
             else:
                 open_.append(source)
+    own = _join_notes(clause, env)
+    notes = own | {note for _, source in clause.sources if isinstance(source, Relation) for note in source.row_notes}
+    unique = _unique_keys(select, clause, columns, own, env)
     if reason:
         unreadable = tuple((name, Unreadable(reason)) for name, _ in columns)
-        return Relation(unreadable, (Opaque(reason),) if open_ else ())
-    return Relation(tuple(columns), tuple(open_), _row_columns(select, clause))
+        return Relation(unreadable, (Opaque(reason),) if open_ else (), unique=unique)
+    return Relation(tuple(columns), tuple(open_), _row_columns(select, clause), notes, unique)
+
+
+def _tables(source: Source) -> set[str]:
+    if isinstance(source, BaseTable):
+        return {source.name}
+    if isinstance(source, Relation):
+        found = {t for _, value in source.columns if not isinstance(value, Unreadable) for t in tables_of(value)}
+        return found | {note.table for note in source.row_notes} | {t for t, _ in source.row_columns}
+    return set()
+
+
+def _source_unique(source: Source, env: Env) -> list[frozenset[str]]:
+    if isinstance(source, BaseTable):
+        return env.table_unique(source.name)
+    return list(source.unique) if isinstance(source, Relation) else []
+
+
+def _join_notes(clause: FromClause, env: Env) -> frozenset[RowNote]:
+    if not clause.joins:
+        return frozenset()
+    sides = [(alias, _tables(source), True) for alias, source in clause.sources]
+    unique = [_source_unique(source, env) for _, source in clause.sources]
+    return frozenset(join_notes(clause.joins, sides, unique))
+
+
+def _unique_keys(
+    select: exp.Select, clause: FromClause, columns: list[tuple[str, Resolved]], own: frozenset[RowNote], env: Env
+) -> tuple[frozenset[str], ...]:
+    """Output column sets that identify a row: the GROUP BY keys, all columns of a DISTINCT, or the FROM source's
+    unique keys passed through as bare columns when no join repeats its rows."""
+    names = [name for name, _ in columns]
+    if select.args.get("distinct"):
+        return (frozenset(names),)
+    group = select.args.get("group")
+    if isinstance(group, exp.Group):
+        wanted = {g.sql() for g in group.expressions}
+        keys = {
+            _output_name(p)
+            for p in select.expressions
+            if p.unalias().sql() in wanted or (isinstance(p, exp.Alias) and p.alias in wanted)
+        }
+        return (frozenset(keys),) if len(keys) == len(wanted) else ()
+    if not clause.sources:
+        return ()
+    alias, first = clause.sources[0]
+    first_tables = _tables(first)
+    if any(note.kind == "repeats" and note.table in first_tables for note in own):
+        return ()
+    passed: dict[str, str] = {}  # source column -> output name
+    for projection in select.expressions:
+        node = projection.unalias()
+        if isinstance(node, exp.Column) and not node.is_star and node.table in ("", alias):
+            passed.setdefault(normalise(node.this) if isinstance(node.this, exp.Identifier) else node.name,
+                              _output_name(projection))  # fmt: skip
+        elif isinstance(node, exp.Star) or (isinstance(node, exp.Column) and node.is_star and node.table == alias):
+            passed.update({n: n for n, _ in (first.columns if isinstance(first, Relation) else ())})
+            if isinstance(first, BaseTable) and first.columns:
+                passed.update({c.lower(): c.lower() for c in first.columns})
+    return tuple(frozenset(passed[c] for c in key) for key in _source_unique(first, env) if key <= set(passed))
 
 
 def _row_columns(select: exp.Select, clause: FromClause) -> frozenset[tuple[str, str]]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
+from tools.transforms.joins import RowNote
 from tools.transforms.nodes import dotted
 
 
@@ -59,6 +61,10 @@ class Relation:
     row_columns: frozenset[tuple[str, str]] = frozenset()
     """Base columns that decide which rows there are (WHERE, JOIN ON/USING, QUALIFY, ORDER BY with LIMIT), here
     or in the sources it reads."""
+    row_notes: frozenset[RowNote] = frozenset()
+    """Base tables whose rows a JOIN here or in a source may repeat, or reach only where matched (joins.py)."""
+    unique: tuple[frozenset[str], ...] = ()
+    """Sets of output columns known to identify a row (GROUP BY keys, DISTINCT, or a unique key passed through)."""
 
     def lookup(self, name: str) -> Resolved | None:
         for key, value in self.columns:
@@ -84,16 +90,28 @@ Source = BaseTable | Opaque | Relation
 class Env:
     schema: Mapping[str, list[str]]
     ctes: dict[str, Source] = field(default_factory=dict)
+    unique: Mapping[str, list[list[str]]] = field(default_factory=dict)
+    """Per table, column sets known to be unique in it (primary keys, dbt `unique` tests)."""
+
+    def table_unique(self, name: str) -> list[frozenset[str]]:
+        found = _by_suffix(self.unique, name)
+        return [frozenset(c.lower() for c in key) for key in found or []]
 
     def table_columns(self, name: str) -> tuple[str, ...] | None:
-        wanted = name.lower().split(".")
-        matches = []
-        for key, columns in self.schema.items():
-            parts = key.lower().split(".")
-            shorter = min(len(parts), len(wanted))
-            if parts[-shorter:] == wanted[-shorter:]:
-                matches.append((len(parts) == len(wanted) and parts == wanted, tuple(columns)))
-        exact = [columns for is_exact, columns in matches if is_exact]
-        if exact:
-            return exact[0]
-        return matches[0][1] if len(matches) == 1 else None
+        found = _by_suffix(self.schema, name)
+        return tuple(found) if found is not None else None
+
+
+def _by_suffix(mapping: Mapping[str, list[Any]], name: str) -> list[Any] | None:
+    """The entry whose key is the dotted name, else the one entry whose key ends like it (or which it ends like)."""
+    wanted = name.lower().split(".")
+    matches = []
+    for key, columns in mapping.items():
+        parts = key.lower().split(".")
+        shorter = min(len(parts), len(wanted))
+        if parts[-shorter:] == wanted[-shorter:]:
+            matches.append((len(parts) == len(wanted) and parts == wanted, list(columns)))
+    exact = [columns for is_exact, columns in matches if is_exact]
+    if exact:
+        return exact[0]
+    return matches[0][1] if len(matches) == 1 else None

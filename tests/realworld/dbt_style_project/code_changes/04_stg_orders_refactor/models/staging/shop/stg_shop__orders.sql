@@ -1,0 +1,76 @@
+-- The EU and US storefronts run on separate databases with the same schema.
+-- Order ids come from one platform-wide sequence, so they never collide.
+
+with
+
+orders_eu as (
+
+    select * from {{ source('shop', 'orders_eu') }}
+
+),
+
+orders_us as (
+
+    select * from {{ source('shop', 'orders_us') }}
+
+),
+
+orders_unioned as (
+
+    select
+        'eu' as region,
+        id as order_id,
+        customer_id,
+        ordered_at,
+        status as order_status,
+        currency_code,
+        channel as sales_channel,
+        subtotal_cents,
+        shipping_cents,
+        discount_cents
+    from orders_eu
+
+    union all
+
+    select
+        'us' as region,
+        id as order_id,
+        customer_id,
+        ordered_at,
+        status as order_status,
+        currency_code,
+        channel as sales_channel,
+        subtotal_cents,
+        shipping_cents,
+        discount_cents
+    from orders_us
+
+),
+
+renamed as (
+
+    select
+
+        ----------  ids
+        order_id,
+        customer_id,
+
+        ---------- text
+        region,
+        order_status,
+        upper(currency_code) as currency_code,
+        sales_channel,
+
+        ---------- numerics
+        {{ cents_to_dollars('subtotal_cents') }} as subtotal,
+        {{ cents_to_dollars('shipping_cents') }} as shipping_amount,
+        {{ cents_to_dollars('discount_cents') }} as discount_amount,
+
+        ---------- timestamps
+        cast(ordered_at as timestamp) as ordered_at
+
+    from orders_unioned
+
+)
+
+select * from renamed

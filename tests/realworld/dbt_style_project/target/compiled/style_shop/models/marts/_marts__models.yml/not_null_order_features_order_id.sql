@@ -1,0 +1,11 @@
+
+    
+    
+
+
+
+select order_id
+from "style"."analytics"."order_features"
+where order_id is null
+
+

@@ -1,0 +1,11 @@
+
+    
+    
+
+
+
+select region
+from "style"."analytics"."stg_shop__orders"
+where region is null
+
+

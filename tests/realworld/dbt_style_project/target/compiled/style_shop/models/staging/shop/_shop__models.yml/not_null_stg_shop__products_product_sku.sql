@@ -1,0 +1,11 @@
+
+    
+    
+
+
+
+select product_sku
+from "style"."analytics"."stg_shop__products"
+where product_sku is null
+
+

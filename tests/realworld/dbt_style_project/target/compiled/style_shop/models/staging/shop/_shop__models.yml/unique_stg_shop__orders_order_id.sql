@@ -1,0 +1,14 @@
+
+    
+    
+
+select
+    order_id as unique_field,
+    count(*) as n_records
+
+from "style"."analytics"."stg_shop__orders"
+where order_id is not null
+group by order_id
+having count(*) > 1
+
+

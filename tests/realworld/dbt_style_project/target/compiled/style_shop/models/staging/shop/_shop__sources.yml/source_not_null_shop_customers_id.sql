@@ -1,0 +1,11 @@
+
+    
+    
+
+
+
+select id
+from "style"."raw"."customers"
+where id is null
+
+

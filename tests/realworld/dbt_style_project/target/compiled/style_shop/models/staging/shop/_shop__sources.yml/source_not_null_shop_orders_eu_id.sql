@@ -1,0 +1,11 @@
+
+    
+    
+
+
+
+select id
+from "style"."raw"."orders_eu"
+where id is null
+
+

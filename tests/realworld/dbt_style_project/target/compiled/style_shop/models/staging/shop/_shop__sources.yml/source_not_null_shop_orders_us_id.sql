@@ -1,0 +1,11 @@
+
+    
+    
+
+
+
+select id
+from "style"."raw"."orders_us"
+where id is null
+
+

@@ -1,0 +1,11 @@
+
+    
+    
+
+
+
+select sku
+from "style"."raw"."products"
+where sku is null
+
+

@@ -1,0 +1,25 @@
+
+    
+    select
+      count(*) as failures,
+      count(*) != 0 as should_warn,
+      count(*) != 0 as should_error
+    from (
+      
+    
+  
+    
+    
+
+
+
+select order_id
+from "style"."analytics"."int_orders_joined_to_customers"
+where order_id is null
+
+
+
+  
+  
+      
+    ) dbt_internal_test
