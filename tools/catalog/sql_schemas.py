@@ -29,6 +29,9 @@ class UpstreamSchemas:
     siblings: dict[str, list[Sibling]]
     problems: list[str] = field(default_factory=list)
     """Upstream tables the catalog holds no schema for: their `*` stays unknown (said where it matters)."""
+    unique: dict[str, list[list[str]]] = field(default_factory=dict)
+    """{qualified table name: [its primary key's columns]} where the schema marks one (`primaryKeys`, or fields
+    with `isPartOfKey`, as DataHub's warehouse sources write a primary key constraint)."""
     _schema: dict[str, list[str]] = field(default_factory=dict)
     _read: set[str] = field(default_factory=set)
 
@@ -53,4 +56,9 @@ class UpstreamSchemas:
                     self.problems.append(f"the catalog holds no schema for {name}")
                     continue
                 self._schema.setdefault(name, [field_name(str(f["fieldPath"])) for f in fields])
+                key = [str(k) for k in (value["schemaMetadata"] or {}).get("primaryKeys") or []] or [
+                    str(f["fieldPath"]) for f in fields if f.get("isPartOfKey")
+                ]
+                if key:
+                    self.unique.setdefault(name, [[field_name(k) for k in key]])
         return dict(self._schema)

@@ -129,8 +129,13 @@ class SqlSource:
             query = queries.get((_field(previous), _field(step)))
             out[key][i] = self._resolve(previous, step, views, statements.get(query or ""), query, {})
         # `select * from renamed`, `d.*`, an unqualified name in a join: read again with the upstream tables'
-        # columns from the catalog, only where the first reading left the column unknown.
-        unresolved = [(key, i) for key, i in needs if out[key][i].expression is None]
+        # columns (and primary keys) from the catalog, only where the first reading needs them.
+        # A join whose key may repeat rows is read again too: the catalog may know the key is unique.
+        unresolved = [
+            (key, i)
+            for key, i in needs
+            if out[key][i].expression is None or any(kind == "repeats" for kind, _ in out[key][i].row_notes)
+        ]
         if unresolved:
             schema = await self.schemas.for_datasets(sorted({out[key][i].dataset_urn for key, i in unresolved}))
             for key, i in unresolved:
@@ -227,7 +232,8 @@ class SqlSource:
         key = (sql, dialect, bool(schema))
         if key not in self._parsed:
             try:
-                self._parsed[key] = column_expressions(sql, dialect=dialect, schema=schema)
+                unique = self.schemas.unique if schema else {}
+                self._parsed[key] = column_expressions(sql, dialect=dialect, schema=schema, unique=unique)
             except SqlUnreadable as exc:
                 self._parsed[key] = f"SQL unreadable ({exc})"
         return self._parsed[key]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -126,3 +127,28 @@ def changed_sql_files(repo: Path, base: str, head: str, paths: list[str] | None 
                 ChangedFile("modified", new, old, _show(top, base_commit, old), _show(top, head_commit, new))
             )
     return sorted(changed, key=lambda f: f.path)
+
+
+def files_at(repo: Path, commit: str, wanted: Callable[[str], bool]) -> dict[str, str]:
+    """The text of every file at `commit` whose path `wanted` accepts (one `git cat-file --batch` for all)."""
+    top = check_repository(repo)
+    listed = _git(top, "ls-tree", "-r", "--name-only", "-z", commit)
+    if listed.returncode != 0:
+        raise GitInputError(f"git cannot list the files of {commit[:12]}: {listed.stderr.strip()}")
+    paths = [p for p in listed.stdout.split("\0") if p and wanted(p)]
+    if not paths:
+        return {}
+    request = "".join(f"{commit}:{p}\n" for p in paths).encode()
+    done = subprocess.run(
+        ["git", "-C", str(top), "cat-file", "--batch"], input=request, capture_output=True, timeout=GIT_TIMEOUT_SECONDS
+    )
+    if done.returncode != 0:
+        raise GitInputError(f"git cannot read the files of {commit[:12]}: {done.stderr.decode(errors='replace')}")
+    out: dict[str, str] = {}
+    data, position = done.stdout, 0
+    for path in paths:
+        header_end = data.index(b"\n", position)
+        size = int(data[position:header_end].split()[2])
+        out[path] = data[header_end + 1 : header_end + 1 + size].decode("utf-8", errors="replace")
+        position = header_end + 1 + size + 1
+    return out

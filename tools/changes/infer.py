@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from tools.catalog.resolve import closest
-from tools.changes.gitdiff import ChangedFile, changed_sql_files
+from tools.changes.dbt_render import DbtRevision, Renderer, RenderError, is_project_file
+from tools.changes.gitdiff import ChangedFile, changed_sql_files, files_at, resolve_ref
 from tools.changes.jinja import strip_jinja
 from tools.changes.resolve import Resolution, Resolver
 from tools.changes.schema import ChangeSet, ProposedChange, SourceRef, StructuralChange, UnmappedChange
@@ -50,22 +51,47 @@ class Inference:
     """Table name -> why its dataset was not found (and how to fix it)."""
 
 
-def _version(text: str, path: str, dialect: str | None) -> tuple[SqlModel, str]:
+@dataclass(frozen=True)
+class Rendering:
+    """How to read each side's Jinja: with the dbt project's macros (dbt_render.py), or stripped (None)."""
+
+    base: Renderer | None = None
+    head: Renderer | None = None
+    required: str | None = None
+    """Set when a macro or an ephemeral model changed: a model whose Jinja cannot be rendered may hide that change,
+    so it is reviewed by hand instead of read with its Jinja stripped. Names what changed."""
+
+
+def _version(
+    text: str, path: str, dialect: str | None, renderer: Renderer | None = None, required: str | None = None
+) -> tuple[SqlModel, str]:
     """The parsed model and the table it builds: a dbt `config(alias=...)`, else CREATE/INSERT's table, else the
     file's stem (dbt names a model's table after its file)."""
-    stripped = strip_jinja(text)
+    stripped = None
+    if renderer is not None:
+        try:
+            stripped = renderer.render(path, text)
+        except RenderError as exc:
+            if required is not None:
+                raise SqlParseError(f"{exc}; and {required}, which this model may call") from exc
+    stripped = stripped or strip_jinja(text)
     model = parse_model(stripped.sql, dialect)
     return model, stripped.alias or model.table or PurePosixPath(path).stem
 
 
 def analyse_file(
-    changed: ChangedFile, *, dialect: str | None = None, null_share: NullShare | None = None
+    changed: ChangedFile,
+    *,
+    dialect: str | None = None,
+    null_share: NullShare | None = None,
+    rendering: Rendering | None = None,
 ) -> ModelChanges:
+    rendering = rendering or Rendering()
     stem = PurePosixPath(changed.old_path).stem
     if changed.base_text is None:  # a new model: no existing column changes, nothing downstream reads it yet
         return ModelChanges(changed.path, changed.status, PurePosixPath(changed.path).stem)
     try:
-        base, table = _version(changed.base_text, changed.old_path, dialect)
+        base, table = _version(changed.base_text, changed.old_path, dialect, rendering.base, rendering.required)
     except SqlParseError as exc:
         error = f"sqlglot cannot parse the base version of {changed.old_path}: {exc}"
         return ModelChanges(changed.path, changed.status, stem, error=error, error_line=exc.line)
@@ -73,7 +99,7 @@ def analyse_file(
         note = "the file is deleted: every column of the model is gone"
         return ModelChanges(changed.path, changed.status, table, diff_models(base, None, null_share), note=note)
     try:
-        head, head_table = _version(changed.head_text, changed.path, dialect)
+        head, head_table = _version(changed.head_text, changed.path, dialect, rendering.head, rendering.required)
     except SqlParseError as exc:
         error = f"sqlglot cannot parse the head version of {changed.path}: {exc}"
         return ModelChanges(changed.path, changed.status, table, error=error, error_line=exc.line)
@@ -125,11 +151,67 @@ def analyse(
     dialect: str | None = None,
     null_share: NullShare | None = None,
 ) -> list[ModelChanges]:
-    """Every SQL file changed from `base` to `head`, analysed; raises GitInputError for a bad repository or ref."""
-    return [
-        analyse_file(changed, dialect=dialect, null_share=null_share)
-        for changed in changed_sql_files(repo, base, head, paths)
-    ]
+    """Every SQL file changed from `base` to `head`, analysed; raises GitInputError for a bad repository or ref.
+
+    In a dbt project, models are rendered with the project's macros at each side; a changed macro or ephemeral
+    model is read through every model of the project (their text unchanged, their compiled SQL maybe not)."""
+    changed = changed_sql_files(repo, base, head, paths)
+    base_commit, head_commit = resolve_ref(repo, base), resolve_ref(repo, head)
+    revisions = [DbtRevision.from_files(files_at(repo, c, is_project_file)) for c in (base_commit, head_commit)]
+    if not revisions[1].projects:
+        return [analyse_file(c, dialect=dialect, null_share=null_share) for c in changed]
+    out: list[ModelChanges] = []
+    ripples = _ripples(changed, revisions)
+    seen = {c.path for c in changed}
+    for file in changed:
+        rendering = _rendering(file.path, revisions, ripples)
+        project = revisions[1].project(file.path) or revisions[0].project(file.old_path)
+        if project is not None and (project.is_macro(file.path) or _ephemeral(file, revisions)):
+            continue  # read through the models that call or ref it (below)
+        out.append(analyse_file(file, dialect=dialect, null_share=null_share, rendering=rendering))
+    for root, what in ripples.items():
+        head_project = next(p for p in revisions[1].projects if p.root == root)
+        for path in sorted(head_project.models().values()):
+            if path in seen or path not in (revisions[0].project(path) or head_project).files:
+                continue
+            if head_project.is_ephemeral(path):
+                continue
+            text = head_project.files[path]
+            unchanged = ChangedFile("modified", path, path, text, text)
+            analysed = analyse_file(
+                unchanged, dialect=dialect, null_share=null_share, rendering=_rendering(path, revisions, ripples)
+            )
+            if analysed.changed:
+                out.append(replace(analysed, note=f"{what}: the model's compiled SQL changed"))
+    return sorted(out, key=lambda m: m.file)
+
+
+def _ephemeral(file: ChangedFile, revisions: list[DbtRevision]) -> bool:
+    return any(
+        (project := revision.project(path)) is not None and path in project.files and project.is_ephemeral(path)
+        for revision, path in ((revisions[0], file.old_path), (revisions[1], file.path))
+    )
+
+
+def _ripples(changed: list[ChangedFile], revisions: list[DbtRevision]) -> dict[str, str]:
+    """Project root -> what changed in it that reaches models through Jinja (a macro, an ephemeral model)."""
+    found: dict[str, list[str]] = {}
+    for file in changed:
+        for revision, path in ((revisions[0], file.old_path), (revisions[1], file.path)):
+            project = revision.project(path)
+            if project is None:
+                continue
+            if project.is_macro(path):
+                found.setdefault(project.root, []).append(f"the macro file {file.path} changed")
+            elif _ephemeral(file, revisions):
+                found.setdefault(project.root, []).append(f"the ephemeral model {file.path} changed")
+    return {root: "; ".join(dict.fromkeys(what)) for root, what in found.items()}
+
+
+def _rendering(path: str, revisions: list[DbtRevision], ripples: dict[str, str]) -> Rendering:
+    project = revisions[1].project(path) or revisions[0].project(path)
+    required = ripples.get(project.root) if project is not None else None
+    return Rendering(revisions[0].renderer(path), revisions[1].renderer(path), required)
 
 
 def _field(column: str, resolution: Resolution) -> tuple[str, str | None]:
