@@ -59,7 +59,9 @@ class ColumnExpression:
         return cls(output, expression, render(expression, dialect), upstream, dialect, row_columns, row_notes)
 
     def notes_for(self, table: str) -> list[RowNote]:
-        return sorted((note for note in self.row_notes if note.table == table), key=lambda n: (n.kind != "repeats", n.reason))
+        return sorted(
+            (note for note in self.row_notes if note.table == table), key=lambda n: (n.kind != "repeats", n.reason)
+        )
 
 
 @dataclass(frozen=True)
