@@ -126,16 +126,8 @@ class Discoverer:
         schema_field = await self.require_field(dataset_urn, field)
 
         siblings = SiblingFinder(self.reader, self.conventions)
-        landing, pairs = await self._landing(coverage, siblings, dataset_urn, field)
+        landing, pairs, paths = await self._paths(coverage, siblings, dataset_urn, field)
         precision: Literal["column", "dataset", "none"] = "column" if landing else "none"
-        edges = await self.reader.fine_grained_lineage(sorted(landing))
-        edges = with_sibling_edges(edges, pairs, {dataset_urn: {field}, **landing})
-        paths = column_paths(dataset_urn, field, edges)
-        by_urn: dict[str, list[Sibling]] = {}
-        for urn, sibling in pairs:
-            by_urn.setdefault(urn, []).append(sibling)
-            by_urn.setdefault(sibling.urn, []).append(Sibling(urn, sibling.how))
-        paths = await SqlSource(self.reader, self.conventions, by_urn).annotate(paths, edges)
 
         features: list[AffectedFeature] = []
         searched = [dataset_urn, *sorted(landing)]
@@ -254,6 +246,27 @@ class Discoverer:
             duration_ms=(time.perf_counter() - started) * 1e3,
             coverage=coverage,
         )
+
+    async def column_paths_to(self, dataset_urn: str, field: str) -> dict[tuple[str, str], list[LineageStep]]:
+        """Every column the field reaches by column lineage, with the path to it, each step carrying its SQL
+        expression or why it is unknown: what each downstream column undergoes, whether a model reads it or not."""
+        coverage = Coverage(conventions_sha256=self.conventions.sha256)
+        await self.require_field(dataset_urn, field)
+        *_, paths = await self._paths(coverage, SiblingFinder(self.reader, self.conventions), dataset_urn, field)
+        return paths
+
+    async def _paths(
+        self, coverage: Coverage, siblings: SiblingFinder, dataset_urn: str, field: str
+    ) -> tuple[dict[str, set[str]], list[tuple[str, Sibling]], dict[tuple[str, str], list[LineageStep]]]:
+        landing, pairs = await self._landing(coverage, siblings, dataset_urn, field)
+        edges = await self.reader.fine_grained_lineage(sorted(landing))
+        edges = with_sibling_edges(edges, pairs, {dataset_urn: {field}, **landing})
+        paths = column_paths(dataset_urn, field, edges)
+        by_urn: dict[str, list[Sibling]] = {}
+        for urn, sibling in pairs:
+            by_urn.setdefault(urn, []).append(sibling)
+            by_urn.setdefault(sibling.urn, []).append(Sibling(urn, sibling.how))
+        return landing, pairs, await SqlSource(self.reader, self.conventions, by_urn).annotate(paths, edges)
 
     async def _landing(
         self, coverage: Coverage, siblings: SiblingFinder, dataset_urn: str, field: str

@@ -43,6 +43,8 @@ class DbtProject:
     model_paths: list[str]
     files: dict[str, str]
     ephemeral_folders: list[str] = field(default_factory=list)
+    variables: dict[str, Any] = field(default_factory=dict)
+    """dbt_project.yml's `vars` (global ones: a scalar per name)."""
 
     @classmethod
     def read(cls, root: str, config_text: str, files: dict[str, str]) -> DbtProject:
@@ -55,6 +57,9 @@ class DbtProject:
         model_paths = [str(p) for p in config.get("model-paths") or config.get("source-paths") or ["models"]]
         project = cls(root, macro_paths, model_paths, files)
         project.ephemeral_folders = _ephemeral_folders(config)
+        variables = config.get("vars")
+        if isinstance(variables, dict):
+            project.variables = {str(k): v for k, v in variables.items() if not isinstance(v, dict)}
         return project
 
     def _under(self, path: str, folders: list[str]) -> bool:
@@ -111,10 +116,43 @@ def _ephemeral_folders(config: dict[str, Any]) -> list[str]:
     return [f"{str(model_paths[0]).rstrip('/')}/{folder}" for folder in found]
 
 
-class Renderer:
-    """Renders the models of one project at one revision."""
+class _Returned(Exception):  # noqa: N818 (a control-flow signal, as dbt's own `return` is)
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
-    def __init__(self, project: DbtProject) -> None:
+
+def _returning(macro: Any) -> Any:
+    """A macro as dbt calls it: its `{{ return(x) }}` is its value."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return macro(*args, **kwargs)
+        except _Returned as returned:
+            return returned.value
+
+    return call
+
+
+class _Adapter:
+    """The one part of dbt's `adapter` a model's SQL can use without a warehouse: `dispatch`."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self._renderer = renderer
+
+    def dispatch(self, name: str, macro_namespace: str | None = None) -> Any:
+        macros = self._renderer.macros()
+        for candidate in (f"{self._renderer.adapter_type}__{name}", f"default__{name}"):
+            if candidate in macros:
+                return macros[candidate]
+        raise RenderError(f"adapter.dispatch({name!r}): no default__{name} macro in the project")
+
+
+class Renderer:
+    """Renders the models of one project at one revision; `adapter_type` picks `<adapter>__` macros (the SQL
+    dialect, e.g. postgres), else `default__` ones."""
+
+    def __init__(self, project: DbtProject, adapter_type: str | None = None) -> None:
+        self.adapter_type = adapter_type or "default"
         self.project = project
         self.env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)  # noqa: S701 (SQL, not HTML)
         self._macros: Any = None
@@ -148,14 +186,19 @@ class Renderer:
             return ""
 
         def var(name: str, default: Any = None) -> Any:
+            if name in self.project.variables:
+                return self.project.variables[name]
             if default is None:
-                raise RenderError(f"var({name!r}) has no default here")
+                raise RenderError(f"var({name!r}) is set neither in dbt_project.yml nor by a default")
             return default
 
         def env_var(name: str, default: Any = None) -> Any:
             if default is None:
                 raise RenderError(f"env_var({name!r}) has no default (the host's environment is never read)")
             return default
+
+        def returned(value: Any) -> None:
+            raise _Returned(value)
 
         return {
             "ref": ref,
@@ -164,14 +207,19 @@ class Renderer:
             "var": var,
             "env_var": env_var,
             "is_incremental": lambda: False,
+            "return": returned,
+            "adapter": _Adapter(self),
         }
+
+    def macros(self) -> dict[str, Any]:
+        module = self._load_macros()
+        return {n: _returning(getattr(module, n)) for n in dir(module) if not n.startswith("_")}
 
     def render(self, path: str, text: str) -> StrippedSql:
         """The model's SQL as dbt compiles it (ephemeral models it refs injected as CTEs)."""
         config: dict[str, Any] = {}
         ctes: list[str] = []
-        macros = self._load_macros()
-        names = {n: getattr(macros, n) for n in dir(macros) if not n.startswith("_")}
+        names = self.macros()
         try:
             context = {**self._globals(config, ctes), **names, "this": PurePosixPath(path).stem}
             sql = self.env.from_string(text).render(**context)
@@ -212,10 +260,11 @@ class DbtRevision:
     """The dbt projects of a repository at one commit (none when it has no dbt_project.yml)."""
 
     projects: list[DbtProject]
+    adapter_type: str | None = None
     renderers: dict[str, Renderer] = field(default_factory=dict)
 
     @classmethod
-    def from_files(cls, files: dict[str, str]) -> DbtRevision:
+    def from_files(cls, files: dict[str, str], adapter_type: str | None = None) -> DbtRevision:
         roots = sorted(
             (
                 str(PurePosixPath(p).parent) if "/" in p else ""
@@ -230,7 +279,7 @@ class DbtRevision:
             config = files[f"{root}/dbt_project.yml" if root else "dbt_project.yml"]
             inside = {p: t for p, t in files.items() if not root or PurePosixPath(p).is_relative_to(root)}
             projects.append(DbtProject.read(root, config, inside))
-        return cls(projects)
+        return cls(projects, adapter_type)
 
     def project(self, path: str) -> DbtProject | None:
         """The innermost project holding `path`."""
@@ -240,7 +289,7 @@ class DbtRevision:
         project = self.project(path)
         if project is None:
             return None
-        return self.renderers.setdefault(project.root, Renderer(project))
+        return self.renderers.setdefault(project.root, Renderer(project, self.adapter_type))
 
 
 def is_project_file(path: str) -> bool:

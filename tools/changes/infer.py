@@ -157,7 +157,9 @@ def analyse(
     model is read through every model of the project (their text unchanged, their compiled SQL maybe not)."""
     changed = changed_sql_files(repo, base, head, paths)
     base_commit, head_commit = resolve_ref(repo, base), resolve_ref(repo, head)
-    revisions = [DbtRevision.from_files(files_at(repo, c, is_project_file)) for c in (base_commit, head_commit)]
+    revisions = [
+        DbtRevision.from_files(files_at(repo, c, is_project_file), dialect) for c in (base_commit, head_commit)
+    ]
     if not revisions[1].projects:
         return [analyse_file(c, dialect=dialect, null_share=null_share) for c in changed]
     out: list[ModelChanges] = []
