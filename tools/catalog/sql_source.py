@@ -20,6 +20,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from tools.catalog.branch_counts import BranchCounter
 from tools.catalog.conventions import Conventions
 from tools.catalog.datahub import CatalogReader, FineGrainedEdge
 from tools.catalog.discovery import LineageStep
@@ -28,6 +29,7 @@ from tools.catalog.sql_schemas import UpstreamSchemas
 from tools.catalog.training_runs import dataset_parts
 from tools.transforms.expressions import ColumnExpression, SqlColumns, SqlUnreadable, column_expressions, find_upstream
 from tools.transforms.joins import RowNote
+from tools.transforms.unions import UNION_ALL, counting_sql, with_counts
 
 # DataHub platform -> sqlglot dialect, where they differ or exist; other platforms are parsed with the generic one.
 DIALECTS = {
@@ -39,6 +41,7 @@ DIALECTS = {
 
 Key = tuple[str, str]
 PICKS = "picks"
+TRANSFORM = "the edge's transformOperation"
 
 JINJA_ADVICE = (
     "raw dbt Jinja, not SQL (DataHub's dbt source records the compiled code only when the manifest has it: run "
@@ -94,6 +97,7 @@ class SqlSource:
     siblings: dict[str, list[Sibling]]
     _parsed: dict[tuple[str, str | None, bool], SqlColumns | str] = field(default_factory=dict)
     schemas: UpstreamSchemas = field(init=False)
+    counter: BranchCounter | None = field(default_factory=BranchCounter.from_environment)
 
     def __post_init__(self) -> None:
         self.schemas = UpstreamSchemas(self.reader, self.siblings)
@@ -146,6 +150,26 @@ class SqlSource:
                     out[key][i] = again
                 elif again.unknown and again.unknown != out[key][i].unknown:
                     out[key][i] = again.model_copy(update={"unknown": self._with_schema_problems(again.unknown)})
+        return self._counted(out)
+
+    def _counted(self, paths: dict[Key, list[LineageStep]]) -> dict[Key, list[LineageStep]]:
+        """Steps through a UNION ALL get each branch's row count from the warehouse, when one is configured."""
+        if self.counter is None:
+            return paths
+        out = {key: list(steps) for key, steps in paths.items()}
+        for steps in out.values():
+            for i, step in enumerate(steps):
+                if step.expression is None or UNION_ALL not in step.expression:
+                    continue
+                parsed = sqlglot.parse_one(step.expression, read=step.dialect)
+                counts = self.counter.counts(counting_sql(parsed), step.dialect)
+                counted = with_counts(parsed, counts)
+                where = step.expression_from or ""
+                if self.counter.problems:
+                    where += f" (branch row counts: {'; '.join(dict.fromkeys(self.counter.problems))})"
+                steps[i] = step.model_copy(
+                    update={"expression": counted.sql(dialect=step.dialect), "expression_from": where}
+                )
         return out
 
     def _with_schema_problems(self, unknown: str) -> str:
@@ -179,11 +203,18 @@ class SqlSource:
                     candidates.append((f"viewProperties.{key} of {urn}", str(view[key])))
         problems: list[str] = []
         if text is not None:
+            # DataHub's parser writes the expression over the CTE the column comes from (`"unioned"."amount"`), not
+            # the upstream table: then the SQL that built the dataset is read instead, where there is one.
             try:
                 parsed = _from_transform(text, dialect)
             except SqlUnreadable as exc:
-                return step.model_copy(update={"unknown": str(exc)})
-            return self._matched(previous, step, parsed, "the edge's transformOperation", problems)
+                problems.append(str(exc))
+            else:
+                matched = self._matched(previous, step, parsed, TRANSFORM, problems)
+                if matched.expression is not None or not candidates:
+                    return (
+                        matched if matched.expression is not None else step.model_copy(update={"unknown": problems[-1]})
+                    )
         for where, sql in candidates:
             if is_jinja(sql):
                 problems.append(f"{where}: {JINJA_ADVICE}")
@@ -212,8 +243,6 @@ class SqlSource:
         source = find_upstream(expression, dataset_parts(previous.dataset_urn)[1], previous.column)
         if source is None:
             problems.append(f"{where}: {step.column} = {expression.sql} does not read {previous.column}")
-            if where == "the edge's transformOperation":
-                return step.model_copy(update={"unknown": problems[-1]})
             return step
         notes: list[tuple[str, str]] = [(note.kind, note.reason) for note in expression.notes_for(source[0])]
         if source in expression.row_columns:

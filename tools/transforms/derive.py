@@ -14,6 +14,7 @@ from tools.mutations.operators import Mutation
 from tools.transforms.expressions import ColumnExpression
 from tools.transforms.nodes import CastKind, is_source, peel, short_sql
 from tools.transforms.readers import READERS, Refused, describe
+from tools.transforms.unions import OneBranch, through_union
 
 NON_IDENTITY = "non_identity_transform"
 """The `code` of a refusal: the expression is not one the mutation can be carried through exactly."""
@@ -76,6 +77,12 @@ def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, 
             return _refused(what, where, unknown)
         if row_note.kind == "matched" and mutation.op not in NULL_PRESERVING:
             return _refused(what, where, f"{row_note.reason}, so {mutation.op} does not reach them")
+    try:
+        branch = through_union(expression.expression, source)
+    except ValueError as exc:
+        return _refused(what, where, f"UNION ALL: {exc}")
+    if branch is not None:
+        return _through_branch(mutation, expression, source, branch)
     if is_source(peel(expression.expression, _cast_kind(mutation)), source):
         return Derivation(mutation, True, False, f"{output}: {what} (identity) because {where}")
     try:
@@ -86,6 +93,29 @@ def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, 
         return Derivation(None, False, True, f"{output}: unchanged by {what} because {where}: {outcome.note}")
     note = f" ({outcome.note})" if outcome.note else ""
     return Derivation(outcome.mutation, False, False, f"{output}: {describe(outcome.mutation)} because {where}{note}")
+
+
+def _through_branch(
+    mutation: Mutation, expression: ColumnExpression, source: tuple[str, str], branch: OneBranch
+) -> Derivation:
+    """The change on the rows of the branches that read the column, then spread over the union's rows."""
+    what = describe(mutation)
+    where = f"{expression.output} = {short_sql(expression.expression, expression.dialect)}"
+    if branch.share is None:
+        fix = "set PROVENANCE_WAREHOUSE_URL so the warehouse counts each branch's rows"
+        return _refused(what, where, f"{branch.described}; their share of the rows is unknown ({fix})")
+    seen = ColumnExpression.of(
+        expression.output, branch.expression, expression.dialect, expression.row_columns, expression.row_notes
+    )
+    if source not in seen.upstream:
+        return Derivation(None, False, True, f"{expression.output}: unchanged: {branch.described}")
+    inner = derive(mutation, seen, source)
+    if inner.mutation is None:
+        return replace(inner, explanation=f"{inner.explanation} ({branch.described})")
+    if branch.share <= 0:
+        return Derivation(None, False, True, f"{expression.output}: unchanged: {branch.described}")
+    spread = inner.mutation.model_copy(update={"fraction": float(f"{inner.mutation.fraction * branch.share:.6g}")})
+    return Derivation(spread, False, False, f"{inner.explanation}; {branch.described}")
 
 
 def compose(mutation: Mutation, steps: list[tuple[ColumnExpression, tuple[str, str]]]) -> Derivation:

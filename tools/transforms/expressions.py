@@ -133,7 +133,7 @@ def column_expressions(
     """Every output column of the statement as an expression over base-table columns (see the module doc);
     `schema` lists tables' columns, `unique` their unique column sets (primary keys, dbt `unique` tests)."""
     query, target, listed = _query(_parse(sql, dialect))
-    relation = resolve_query(query, Env(schema or {}, unique=unique or {}))
+    relation = resolve_query(query, Env(schema or {}, unique=unique or {}, dialect=dialect))
     if listed is not None:
         relation = _by_position(relation, listed)
     result = SqlColumns(target=target)

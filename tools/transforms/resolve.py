@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from tools.transforms.joins import RowNote, join_notes, tables_of
+from tools.transforms.unions import union_node
 from tools.transforms.nodes import column_key, dotted, normalise
 from tools.transforms.sources import BaseTable, Env, Opaque, Relation, Resolved, Source, Unreadable
 
@@ -22,6 +23,8 @@ def resolve_query(query: exp.Expr, env: Env) -> Relation:
     env = _with_ctes(query, env)
     if isinstance(query, exp.Subquery):
         return resolve_query(query.this, env)
+    if isinstance(query, exp.Union) and not query.args.get("distinct"):
+        return _union_all(query, env)
     if isinstance(query, exp.SetOperation):
         left = resolve_query(query.left, env)
         kind = type(query).__name__.upper()
@@ -31,11 +34,46 @@ def resolve_query(query: exp.Expr, env: Env) -> Relation:
     return Relation((), (Opaque(f"a {type(query).__name__} query"),))
 
 
+def _union_all(query: exp.Union, env: Env) -> Relation:
+    """Each output column: one expression per branch (unions.py), with the SQL that counts the branch's rows."""
+    parts: list[exp.Expr] = []
+    node: exp.Expr = query
+    while (
+        isinstance(node, exp.Union) and not node.args.get("distinct") and (node is query or not node.args.get("with_"))
+    ):
+        parts.insert(0, node.right)
+        node = node.left
+    parts.insert(0, node)
+    relations = [resolve_query(part, env) for part in parts]
+    if any(r.open for r in relations) or len({len(r.columns) for r in relations}) != 1:
+        return _all(relations[0], "a UNION ALL whose branches' columns are not all known")
+    context = _cte_prefix(env)
+    counts = [f"{context}SELECT count(*) FROM ({part.sql(dialect=env.dialect)}) AS branch" for part in parts]
+    columns: list[tuple[str, Resolved]] = []
+    for index, (name, _) in enumerate(relations[0].columns):
+        values = [r.columns[index][1] for r in relations]
+        unreadable = next((v for v in values if isinstance(v, Unreadable)), None)
+        if unreadable is not None:
+            columns.append((name, unreadable))
+        else:
+            columns.append((name, union_node([(c, v) for c, v in zip(counts, values, strict=True)])))  # type: ignore[misc]
+    notes = frozenset(n for r in relations for n in r.row_notes)
+    rows = frozenset(c for r in relations for c in r.row_columns)
+    return Relation(tuple(columns), (), rows, notes)
+
+
+def _cte_prefix(env: Env) -> str:
+    if not env.cte_sql:
+        return ""
+    return "WITH " + ", ".join(cte.sql(dialect=env.dialect) for cte in env.cte_sql.values()) + " "
+
+
 def _with_ctes(query: exp.Expr, env: Env) -> Env:
     with_ = query.args.get("with_")
     if not isinstance(with_, exp.With):
         return env
     ctes = dict(env.ctes)
+    cte_sql = dict(env.cte_sql)
     for cte in with_.expressions:
         name = normalise(cte.args["alias"].this)
         inner = replace(env, ctes=ctes)
@@ -43,7 +81,9 @@ def _with_ctes(query: exp.Expr, env: Env) -> Env:
         if with_.args.get("recursive"):
             relation = _all(relation, "a recursive CTE")
         ctes[name] = _renamed(relation, cte.args["alias"])
-    return replace(env, ctes=ctes)
+        cte_sql[name] = cte
+        env = replace(env, cte_sql=dict(cte_sql))
+    return replace(env, ctes=ctes, cte_sql=cte_sql)
 
 
 def _renamed(source: Source, alias: exp.Expr | None) -> Source:

@@ -92,6 +92,9 @@ class Env:
     ctes: dict[str, Source] = field(default_factory=dict)
     unique: Mapping[str, list[list[str]]] = field(default_factory=dict)
     """Per table, column sets known to be unique in it (primary keys, dbt `unique` tests)."""
+    cte_sql: dict[str, exp.CTE] = field(default_factory=dict)
+    """The CTEs in scope as written, for SQL that must run on its own (a union branch's row count)."""
+    dialect: str | None = None
 
     def table_unique(self, name: str) -> list[frozenset[str]]:
         found = _by_suffix(self.unique, name)

@@ -112,7 +112,7 @@ def test_aggregates_windows_and_set_operations_are_unreadable() -> None:
     assert "aggregates rows (MAX(x))" in aggregate.unreadable["m"]
     window = column_expressions("select x, sum(x) over (partition by y) as running from t")
     assert list(window.columns) == ["x"] and "window function" in window.unreadable["running"]
-    union = column_expressions("select a from t union all select b from u")
+    union = column_expressions("select a from t union select b from u")  # UNION ALL: test_unions.py
     assert union.columns == {} and "UNION" in union.unreadable["a"]
     through_cte = column_expressions("with g as (select k, count(*) as n from t group by k) select n * 2 as n2 from g")
     assert "GROUP BY" in through_cte.unreadable["n2"]
