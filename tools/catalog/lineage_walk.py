@@ -31,6 +31,7 @@ from tools.catalog.feature_subject import FeatureSubject, FeatureSubjectError, r
 from tools.catalog.mlflow_live import LiveRegistry, RegistryState
 from tools.catalog.production import AspectMarkers, needs_aspects, production_marker
 from tools.catalog.resolve import CatalogInputError, dataset_name, require_dataset, require_field, resolve_field
+from tools.catalog.row_uses import RowUses
 from tools.catalog.session import CatalogToolError
 from tools.catalog.siblings import Sibling, SiblingFinder, with_sibling_edges
 from tools.catalog.sql_source import SqlSource, not_carried
@@ -62,6 +63,8 @@ class Discoverer:
         self.conventions = conventions or load_conventions()
         self.registry = registry if registry is not None else LiveRegistry.from_environment()
         self._source_only: dict[str, dict[str, SchemaField]] = {}
+        self._hops: dict[str, list[LineageHit]] = {}
+        self._row_uses = RowUses(reader)
         self.feast_problem: str | None = None  # PROVENANCE_FEAST_REPO set but unreadable: said where it matters
         try:
             self.feast = feast if feast is not None else registry_from_environment()
@@ -136,7 +139,7 @@ class Discoverer:
         run_links: list[tuple[str, TrainingLink]] = []  # (searched dataset, link)
         for ds_urn in searched:
             columns = {field} if ds_urn == dataset_urn else set(landing[ds_urn])
-            hits = await self._lineage(coverage, ds_urn, max_hops=1)
+            hits = await self._one_hop(coverage, ds_urn)
             if ds_urn == dataset_urn:
                 direct = sorted({h.urn for h in hits if h.type == "DATASET"})
             for hit in hits:
@@ -258,14 +261,15 @@ class Discoverer:
     async def _paths(
         self, coverage: Coverage, siblings: SiblingFinder, dataset_urn: str, field: str
     ) -> tuple[dict[str, set[str]], list[tuple[str, Sibling]], dict[tuple[str, str], list[LineageStep]]]:
+        self._hops = {}
         landing, pairs = await self._landing(coverage, siblings, dataset_urn, field)
         edges = await self.reader.fine_grained_lineage(sorted(landing))
         edges = with_sibling_edges(edges, pairs, {dataset_urn: {field}, **landing})
+        for edge in self._row_uses.edges:
+            downstream = edge.downstream.removeprefix("urn:li:schemaField:(").rsplit(",", 1)[0]
+            edges.setdefault(downstream, []).append(edge)
         paths = column_paths(dataset_urn, field, edges)
-        by_urn: dict[str, list[Sibling]] = {}
-        for urn, sibling in pairs:
-            by_urn.setdefault(urn, []).append(sibling)
-            by_urn.setdefault(sibling.urn, []).append(Sibling(urn, sibling.how))
+        by_urn = _sibling_map(pairs)
         return landing, pairs, await SqlSource(self.reader, self.conventions, by_urn).annotate(paths, edges)
 
     async def _landing(
@@ -278,6 +282,7 @@ class Discoverer:
         pairs: list[tuple[str, Sibling]] = []
         walked: set[tuple[str, str]] = set()
         frontier = [(dataset_urn, field)]
+        row_uses = self._row_uses = RowUses(self.reader)
         while frontier:
             for urn, column in frontier:
                 walked.add((urn, column))
@@ -295,7 +300,22 @@ class Discoverer:
                             continue
                         landing.setdefault(sibling.urn, set()).add(column)
                         frontier.append((sibling.urn, column))
+            # Columns reached with no column edge: a downstream SQL filters, joins, groups or orders by a column.
+            row_uses.siblings = _sibling_map(pairs)
+            holders = {dataset_urn: {field}, **landing}
+            below = {u: [h.urn for h in await self._one_hop(coverage, u) if h.type == "DATASET"] for u in holders}
+            for target, columns in (await row_uses.find(holders, below)).items():
+                for column in sorted(columns):
+                    if (target, column) not in walked and target != dataset_urn:
+                        landing.setdefault(target, set()).add(column)
+                        frontier.append((target, column))
         return landing, pairs
+
+    async def _one_hop(self, coverage: Coverage, urn: str) -> list[LineageHit]:
+        """The entities one hop downstream of a dataset, read once per discovery (the feature search reuses it)."""
+        if urn not in self._hops:
+            self._hops[urn] = await self._lineage(coverage, urn, max_hops=1)
+        return self._hops[urn]
 
     def _link(
         self,
@@ -395,3 +415,12 @@ def _describe(link: AffectedFeature) -> str:
     notes = [s.note for s in link.path if s.note]
     tail = f"; {notes[-1]}" if notes else ""
     return f"training run {link.urn} (column {link.column}{tail})"
+
+
+def _sibling_map(pairs: list[tuple[str, Sibling]]) -> dict[str, list[Sibling]]:
+    """Each dataset's siblings, both ways round."""
+    by_urn: dict[str, list[Sibling]] = {}
+    for urn, sibling in pairs:
+        by_urn.setdefault(urn, []).append(sibling)
+        by_urn.setdefault(sibling.urn, []).append(Sibling(urn, sibling.how))
+    return by_urn

@@ -53,6 +53,14 @@ def is_jinja(sql: str) -> bool:
     return "{{" in sql or "{%" in sql
 
 
+ROWS_TRANSFORM = "ROWS"
+"""The transform of an edge row_uses.py adds: the downstream SQL picks or matches rows by the upstream column."""
+
+
+def is_rows_edge(transform: str | None) -> bool:
+    return bool(transform) and transform.split(":", 1)[0].strip().upper() == ROWS_TRANSFORM  # type: ignore[union-attr]
+
+
 def is_sibling_edge(transform: str | None) -> bool:
     return bool(transform) and transform.split(":", 1)[0].strip().upper() == SIBLING_TRANSFORM  # type: ignore[union-attr]
 
@@ -122,7 +130,11 @@ class SqlSource:
         if not needs:
             return paths
         queries = {(e.upstream, e.downstream): e.query for recorded in edges.values() for e in recorded if e.query}
-        wanted = {paths[key][i].dataset_urn for key, i in needs if _sql_head(paths[key][i].transform) is None}
+        wanted = {
+            paths[key][i].dataset_urn
+            for key, i in needs
+            if _sql_head(paths[key][i].transform) is None and not is_rows_edge(paths[key][i].transform)
+        }
         views = await self._aspect(
             sorted(wanted | {s.urn for urn in wanted for s in self.siblings.get(urn, [])}), "viewProperties"
         )
@@ -130,6 +142,9 @@ class SqlSource:
         out = {key: list(steps) for key, steps in paths.items()}
         for key, i in needs:
             previous, step = out[key][i - 1], out[key][i]
+            if is_rows_edge(step.transform):
+                out[key][i] = step.model_copy(update={"unknown": str(step.transform).split(":", 1)[1].strip()})
+                continue
             query = queries.get((_field(previous), _field(step)))
             out[key][i] = self._resolve(previous, step, views, statements.get(query or ""), query, {})
         # `select * from renamed`, `d.*`, an unqualified name in a join: read again with the upstream tables'
@@ -138,7 +153,8 @@ class SqlSource:
         unresolved = [
             (key, i)
             for key, i in needs
-            if out[key][i].expression is None or any(kind == "repeats" for kind, _ in out[key][i].row_notes)
+            if not is_rows_edge(out[key][i].transform)
+            and (out[key][i].expression is None or any(kind == "repeats" for kind, _ in out[key][i].row_notes))
         ]
         if unresolved:
             schema = await self.schemas.for_datasets(sorted({out[key][i].dataset_urn for key, i in unresolved}))

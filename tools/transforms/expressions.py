@@ -71,6 +71,8 @@ class SqlColumns:
     """Output column -> why it cannot be followed (`*` for the unknown outputs of a SELECT * without schema)."""
     target: str | None = None
     """The table a CREATE ... AS or INSERT INTO writes, dotted and normalised; None for a bare SELECT."""
+    row_columns: frozenset[tuple[str, str]] = frozenset()
+    """Base columns that pick, match, group or order the statement's rows: a change to one may alter every output."""
 
 
 def _parse(sql: str, dialect: str | None) -> exp.Expr:
@@ -136,7 +138,7 @@ def column_expressions(
     relation = resolve_query(query, Env(schema or {}, unique=unique or {}, dialect=dialect))
     if listed is not None:
         relation = _by_position(relation, listed)
-    result = SqlColumns(target=target)
+    result = SqlColumns(target=target, row_columns=relation.row_columns)
     for name, value in relation.columns:
         if name in result.columns or name in result.unreadable:
             result.columns.pop(name, None)

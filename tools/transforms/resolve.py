@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from tools.transforms.joins import RowNote, join_notes, tables_of
-from tools.transforms.unions import union_node
 from tools.transforms.nodes import column_key, dotted, normalise
 from tools.transforms.sources import BaseTable, Env, Opaque, Relation, Resolved, Source, Unreadable
+from tools.transforms.unions import union_node
 
 
 def _all(relation: Relation, reason: str) -> Relation:
@@ -197,7 +197,7 @@ def _resolve_select(select: exp.Select, env: Env) -> Relation:
     unique = _unique_keys(select, clause, columns, own, env)
     if reason:
         unreadable = tuple((name, Unreadable(reason)) for name, _ in columns)
-        return Relation(unreadable, (Opaque(reason),) if open_ else (), unique=unique)
+        return Relation(unreadable, (Opaque(reason),) if open_ else (), _row_columns(select, clause), notes, unique)
     return Relation(tuple(columns), tuple(open_), _row_columns(select, clause), notes, unique)
 
 
@@ -206,7 +206,7 @@ def _tables(source: Source) -> set[str]:
         return {source.name}
     if isinstance(source, Relation):
         found = {t for _, value in source.columns if not isinstance(value, Unreadable) for t in tables_of(value)}
-        return found | {note.table for note in source.row_notes} | {t for t, _ in source.row_columns}
+        return found | {note.table for note in source.row_notes}
     return set()
 
 
@@ -261,12 +261,19 @@ def _unique_keys(
 
 
 def _row_columns(select: exp.Select, clause: FromClause) -> frozenset[tuple[str, str]]:
-    """The base columns this SELECT (or a source it reads) picks or matches rows by."""
+    """The base columns this SELECT (or a source it reads) picks, matches, groups or orders rows by (WHERE, JOIN,
+    QUALIFY, HAVING, GROUP BY, a window's PARTITION BY / ORDER BY, ORDER BY with LIMIT)."""
     found = {key for _, source in clause.sources if isinstance(source, Relation) for key in source.row_columns}
     conditions = [select.args.get(key) for key in ("where", "qualify", "having")]
     conditions += [join.args.get("on") for join in select.args.get("joins") or []]
     if select.args.get("limit") or select.args.get("offset"):
         conditions.append(select.args.get("order"))
+    group = select.args.get("group")
+    if isinstance(group, exp.Group):
+        conditions += list(group.expressions)
+    for window in select.find_all(exp.Window):  # what a window partitions and orders by decides its value
+        if window.find_ancestor(exp.Select) is select:
+            conditions += [*(window.args.get("partition_by") or []), window.args.get("order")]
     columns = [c for node in conditions if node is not None for c in node.find_all(exp.Column)]
     columns += [exp.column(name, table=alias) for alias, _ in clause.sources for name in clause.merged if alias]
     for column in columns:
