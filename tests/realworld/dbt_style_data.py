@@ -53,10 +53,45 @@ N_CUSTOMERS_US: int = 160
 N_ORDERS_EU: int = 1800
 N_ORDERS_US: int = 1200
 N_PRODUCTS: int = 60
-FIRST_NAMES = ["Ana", "Ben", "Chloe", "David", "Emma", "Felix", "Grace", "Hugo", "Ines", "Jonas",
-               "Kira", "Liam", "Mia", "Noah", "Olga", "Paul", "Rosa", "Sam", "Tara", "Yuki"]
-LAST_NAMES = ["Smith", "Muller", "Garcia", "Rossi", "Dubois", "Jansen", "Kowalski", "Brown",
-              "Lee", "Novak", "Silva", "Berg", "Khan", "Moreau", "Weber"]
+FIRST_NAMES = [
+    "Ana",
+    "Ben",
+    "Chloe",
+    "David",
+    "Emma",
+    "Felix",
+    "Grace",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kira",
+    "Liam",
+    "Mia",
+    "Noah",
+    "Olga",
+    "Paul",
+    "Rosa",
+    "Sam",
+    "Tara",
+    "Yuki",
+]
+LAST_NAMES = [
+    "Smith",
+    "Muller",
+    "Garcia",
+    "Rossi",
+    "Dubois",
+    "Jansen",
+    "Kowalski",
+    "Brown",
+    "Lee",
+    "Novak",
+    "Silva",
+    "Berg",
+    "Khan",
+    "Moreau",
+    "Weber",
+]
 CATEGORIES = ["apparel", "footwear", "accessories", "home", "beauty"]
 START = pd.Timestamp("2024-01-01")
 
@@ -68,20 +103,21 @@ def _customers(rng: np.random.Generator) -> pd.DataFrame:
     last = rng.choice(LAST_NAMES, n)
     eu_countries = rng.choice(["DE", "FR", "GB", "NL", "ES", "IT"], N_CUSTOMERS_EU)
     us_countries = rng.choice(["US", "CA"], N_CUSTOMERS_US, p=[0.9, 0.1])
-    tier = rng.choice(np.array(["bronze", "silver", "gold", None], dtype=object), n,
-                      p=[0.25, 0.15, 0.08, 0.52])
+    tier = rng.choice(np.array(["bronze", "silver", "gold", None], dtype=object), n, p=[0.25, 0.15, 0.08, 0.52])
     opt_in = pd.array(rng.choice([True, False], n), dtype="boolean")
     opt_in[rng.random(n) < 0.1] = pd.NA
-    return pd.DataFrame({
-        "id": ids,
-        "first_name": first,
-        "last_name": last,
-        "email": [f"{f.lower()}.{s.lower()}{i}@example.com" for f, s, i in zip(first, last, ids)],
-        "country_code": np.concatenate([eu_countries, us_countries]),
-        "loyalty_tier": tier,
-        "marketing_opt_in": opt_in,
-        "created_at": pd.NaT,  # filled in once orders exist
-    })
+    return pd.DataFrame(
+        {
+            "id": ids,
+            "first_name": first,
+            "last_name": last,
+            "email": [f"{f.lower()}.{s.lower()}{i}@example.com" for f, s, i in zip(first, last, ids, strict=False)],
+            "country_code": np.concatenate([eu_countries, us_countries]),
+            "loyalty_tier": tier,
+            "marketing_opt_in": opt_in,
+            "created_at": pd.NaT,  # filled in once orders exist
+        }
+    )
 
 
 def _products(rng: np.random.Generator) -> pd.DataFrame:
@@ -89,34 +125,43 @@ def _products(rng: np.random.Generator) -> pd.DataFrame:
     cost = pd.array(np.round(price * rng.uniform(0.35, 0.7, N_PRODUCTS)).astype(int), dtype="Int64")
     cost[rng.random(N_PRODUCTS) < 0.05] = pd.NA  # cost not yet entered by merchandising
     category = rng.choice(CATEGORIES, N_PRODUCTS)
-    return pd.DataFrame({
-        "sku": [f"SKU-{i:04d}" for i in range(1, N_PRODUCTS + 1)],
-        "product_name": [f"{c.title()} item {i}" for i, c in enumerate(category, start=1)],
-        "category": category,
-        "price_cents": price,
-        "cost_cents": cost,
-        "is_active": rng.random(N_PRODUCTS) > 0.1,
-    })
+    return pd.DataFrame(
+        {
+            "sku": [f"SKU-{i:04d}" for i in range(1, N_PRODUCTS + 1)],
+            "product_name": [f"{c.title()} item {i}" for i, c in enumerate(category, start=1)],
+            "category": category,
+            "price_cents": price,
+            "cost_cents": cost,
+            "is_active": rng.random(N_PRODUCTS) > 0.1,
+        }
+    )
 
 
-def _orders(rng: np.random.Generator, n: int, customer_ids: np.ndarray, currency: str,
-            free_shipping_over: int, shipping_fee: int) -> pd.DataFrame:
+def _orders(
+    rng: np.random.Generator,
+    n: int,
+    customer_ids: np.ndarray,
+    currency: str,
+    free_shipping_over: int,
+    shipping_fee: int,
+) -> pd.DataFrame:
     customer = pd.array(rng.choice(customer_ids, n), dtype="Int64")
     customer[rng.random(n) < 0.04] = pd.NA  # guest checkout
     seconds = rng.integers(0, 366 * 86400, n)
     discount_pct = rng.choice([0.05, 0.10, 0.15, 0.20], n)
-    return pd.DataFrame({
-        "customer_id": customer,
-        "ordered_at": START + pd.to_timedelta(seconds, unit="s"),
-        "status": rng.choice(["completed", "shipped", "returned", "cancelled"], n,
-                             p=[0.85, 0.08, 0.04, 0.03]),
-        "currency_code": currency,
-        "channel": rng.choice(["web", "app", "marketplace"], n, p=[0.6, 0.3, 0.1]),
-        "_has_discount": rng.random(n) < 0.3,
-        "_discount_pct": discount_pct,
-        "_free_over": free_shipping_over,
-        "_fee": shipping_fee,
-    })
+    return pd.DataFrame(
+        {
+            "customer_id": customer,
+            "ordered_at": START + pd.to_timedelta(seconds, unit="s"),
+            "status": rng.choice(["completed", "shipped", "returned", "cancelled"], n, p=[0.85, 0.08, 0.04, 0.03]),
+            "currency_code": currency,
+            "channel": rng.choice(["web", "app", "marketplace"], n, p=[0.6, 0.3, 0.1]),
+            "_has_discount": rng.random(n) < 0.3,
+            "_discount_pct": discount_pct,
+            "_free_over": free_shipping_over,
+            "_fee": shipping_fee,
+        }
+    )
 
 
 def raw_frames(seed: int = 7) -> dict[str, pd.DataFrame]:
@@ -124,7 +169,7 @@ def raw_frames(seed: int = 7) -> dict[str, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     customers = _customers(rng)
     products = _products(rng)
-    eu_ids = customers["id"].to_numpy()[:N_CUSTOMERS_EU - 15]  # last 15 per region never order
+    eu_ids = customers["id"].to_numpy()[: N_CUSTOMERS_EU - 15]  # last 15 per region never order
     us_ids = customers["id"].to_numpy()[N_CUSTOMERS_EU:-15]
     eu = _orders(rng, N_ORDERS_EU, eu_ids, "EUR", 6000, 599)
     us = _orders(rng, N_ORDERS_US, us_ids, "USD", 5000, 499)
@@ -143,13 +188,15 @@ def raw_frames(seed: int = 7) -> dict[str, pd.DataFrame]:
     sku[gone] = [f"SKU-9{i:03d}" for i in rng.integers(0, 40, gone.sum())]
     list_price[gone] = rng.integers(10, 80, gone.sum()) * 100 + 99
     markdown = rng.choice([1.0, 0.9, 0.8], n_items, p=[0.7, 0.2, 0.1])
-    items = pd.DataFrame({
-        "id": np.arange(1, n_items + 1),
-        "order_id": item_order,
-        "sku": sku,
-        "quantity": 1 + rng.poisson(0.5, n_items),
-        "unit_price_cents": np.round(list_price * markdown).astype(int),
-    })
+    items = pd.DataFrame(
+        {
+            "id": np.arange(1, n_items + 1),
+            "order_id": item_order,
+            "sku": sku,
+            "quantity": 1 + rng.poisson(0.5, n_items),
+            "unit_price_cents": np.round(list_price * markdown).astype(int),
+        }
+    )
 
     subtotal = (items["quantity"] * items["unit_price_cents"]).groupby(items["order_id"]).sum()
     orders["subtotal_cents"] = orders["id"].map(subtotal).astype(int)
@@ -164,11 +211,14 @@ def raw_frames(seed: int = 7) -> dict[str, pd.DataFrame]:
     customers["created_at"] = (customers["id"].map(first_order).fillna(fallback) - lead).dt.floor("s")
 
     # payments: optional failed attempt, gift card split, a few pending
-    totals = (orders["subtotal_cents"] + orders["shipping_cents"]
-              - orders["discount_cents"].fillna(0)).astype(int).to_numpy()
+    totals = (
+        (orders["subtotal_cents"] + orders["shipping_cents"] - orders["discount_cents"].fillna(0))
+        .astype(int)
+        .to_numpy()
+    )
     rows: list[tuple[int, str, str, int, pd.Timestamp]] = []
     methods = ["credit_card", "paypal", "bank_transfer", "gift_card"]
-    for oid, total, at in zip(orders["id"], totals, orders["ordered_at"]):
+    for oid, total, at in zip(orders["id"], totals, orders["ordered_at"], strict=False):
         final_status = "pending" if rng.random() < 0.02 else "success"
         method = str(rng.choice(methods, p=[0.6, 0.25, 0.1, 0.05]))
         if rng.random() < 0.04:
@@ -180,12 +230,20 @@ def raw_frames(seed: int = 7) -> dict[str, pd.DataFrame]:
             if total == 0:
                 continue
         rows.append((oid, method, final_status, total, at + pd.Timedelta(minutes=3)))
-    payments = pd.DataFrame(rows, columns=["order_id", "payment_method", "status",
-                                           "amount_cents", "created_at"])
+    payments = pd.DataFrame(rows, columns=["order_id", "payment_method", "status", "amount_cents", "created_at"])
     payments.insert(0, "id", np.arange(1, len(payments) + 1))
 
-    order_cols = ["id", "customer_id", "ordered_at", "status", "currency_code", "channel",
-                  "subtotal_cents", "shipping_cents", "discount_cents"]
+    order_cols = [
+        "id",
+        "customer_id",
+        "ordered_at",
+        "status",
+        "currency_code",
+        "channel",
+        "subtotal_cents",
+        "shipping_cents",
+        "discount_cents",
+    ]
     return {
         "raw.customers": customers,
         "raw.products": products,

@@ -105,7 +105,10 @@ class StyleWorld:
     @property
     def mart_urns(self) -> tuple[str, str]:
         name = f"{DATABASE}.{SCHEMA}.{MART}"
-        return (f"urn:li:dataset:(urn:li:dataPlatform:postgres,{name},PROD)", f"urn:li:dataset:(urn:li:dataPlatform:dbt,{name},PROD)")
+        return (
+            f"urn:li:dataset:(urn:li:dataPlatform:postgres,{name},PROD)",
+            f"urn:li:dataset:(urn:li:dataPlatform:dbt,{name},PROD)",
+        )
 
     def compiled_mart(self) -> str:
         manifest = json.loads(self.manifest_path.read_text())

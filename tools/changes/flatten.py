@@ -25,7 +25,7 @@ def flatten(query: exp.Query, dialect: str | None) -> exp.Query:
         return query
     try:
         qualified = qualify(
-            query.copy(),
+            hoist_nested_ctes(query),
             dialect=dialect,
             validate_qualify_columns=False,
             quote_identifiers=False,
@@ -85,3 +85,61 @@ def skeleton(query: exp.Query, dialect: str | None) -> str:
         if select.find_ancestor(exp.SetOperation) is None and not isinstance(select.parent, exp.SetOperation):
             select.set("expressions", [exp.Star()])
     return copy.sql(dialect=dialect, comments=False, normalize=True)
+
+
+def unfollowed_ctes(query: exp.Query, select: exp.Select) -> set[str]:
+    """The CTEs the output columns of `select` (the flattened outer SELECT) still reference."""
+    ctes = {cte.alias_or_name.lower() for cte in query.ctes}
+    if not ctes:
+        return set()
+    sources = _sources(select)
+    found = set()
+    for projection in select.expressions:
+        for column in projection.find_all(exp.Column):
+            table = sources.get(column.table.lower(), column.table.lower()) if column.table else ""
+            if table in ctes:
+                found.add(table)
+    from_ = select.args.get("from_")
+    if not found and from_ is not None and isinstance(from_.this, exp.Table) and from_.this.name.lower() in ctes:
+        body = next(c.this for c in query.ctes if c.alias_or_name.lower() == from_.this.name.lower())
+        if not isinstance(body, exp.Select) or any(isinstance(p, exp.Star) for p in body.expressions):
+            found.add(from_.this.name.lower())
+    return found
+
+
+def hoist_nested_ctes(query: exp.Query) -> exp.Query:
+    """A copy with each CTE's own WITH moved up beside it (renamed `<cte>__<name>` where a name is taken), as dbt's
+    ephemeral models nest them: `with __dbt__cte__x as (with a as (…) select * from a), …`."""
+    out = query.copy()
+    with_ = out.args.get("with_")
+    if not isinstance(with_, exp.With):
+        return out
+    for _ in range(MAX_DEPTH):
+        nested = next((c for c in with_.expressions if isinstance(c.this.args.get("with_"), exp.With)), None)
+        if nested is None:
+            break
+        taken = {c.alias_or_name.lower() for c in with_.expressions}
+        inner = nested.this.args["with_"]
+        nested.this.set("with_", None)
+        renames: dict[str, str] = {}
+        for cte in inner.expressions:
+            name = cte.alias_or_name.lower()
+            renames[name] = f"{nested.alias_or_name.lower()}__{name}" if name in taken else name
+        hoisted = []
+        for cte in inner.expressions:
+            _rename_tables(cte.this, renames)
+            cte.set("alias", exp.TableAlias(this=exp.to_identifier(renames[cte.alias_or_name.lower()])))
+            hoisted.append(cte)
+        _rename_tables(nested.this, renames)
+        position = with_.expressions.index(nested)
+        with_.set("expressions", with_.expressions[:position] + hoisted + with_.expressions[position:])
+    return out
+
+
+def _rename_tables(node: exp.Expr, renames: dict[str, str]) -> None:
+    for table in node.find_all(exp.Table):
+        name = table.name.lower()
+        if not table.args.get("db") and name in renames and renames[name] != name:
+            table.set("this", exp.to_identifier(renames[name]))
+            if not table.alias:
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))

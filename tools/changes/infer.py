@@ -125,6 +125,17 @@ def _not_read(
             "or a union branch): not a column change infer-changes can express",
             line,
         )
+    changed_ctes = sorted(
+        name for name in set(base.opaque) | set(head.opaque) if base.cte_sql.get(name) != head.cte_sql.get(name)
+    )
+    if not findings and changed_ctes:
+        through = ", ".join(changed_ctes)
+        return (
+            f"the output columns read through {through} (an aggregate, a window, a union or a nested WITH), which "
+            "infer-changes does not follow column by column, and the SQL changed: what reaches the output cannot "
+            "be read",
+            line,
+        )
     if not findings and (base.has_star or head.has_star) and base.sql != head.sql:
         return (
             "the model's output columns come through a `SELECT *` whose columns are unknown here (no CTE lists "

@@ -3,14 +3,14 @@ columns of its final SELECT by name, each with its expression and the line it st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import Token, TokenType, exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
-from tools.changes.flatten import flatten, skeleton
+from tools.changes.flatten import flatten, hoist_nested_ctes, skeleton, unfollowed_ctes
 from tools.errors import BadRequest
 
 
@@ -52,10 +52,27 @@ class SqlModel:
     """By lower-cased name, in SELECT order (unquoted SQL identifiers are case-insensitive)."""
     has_star: bool
     """The SELECT has a `*` no CTE expands: columns not listed may still come through it."""
+    opaque: list[str] = field(default_factory=list)
+    """CTEs the output columns still read after flattening (an aggregate, a window, a union, a nested WITH): a
+    change inside one shows in no column expression and, when only in their column lists, not in the skeleton."""
+    cte_sql: dict[str, str] = field(default_factory=dict)
+    """Each CTE's body (nested WITHs hoisted), comments dropped and identifiers normalised."""
     skeleton: str = ""
     """The query with its column lists blanked (flatten.py): what the output columns' expressions do not carry."""
     sql: str = ""
     """The whole query, comments dropped and identifiers normalised: equal means the same model."""
+
+
+def _closure(names: set[str], bodies: dict[str, exp.Expr]) -> set[str]:
+    """The CTEs named and every CTE they read, transitively."""
+    found, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in found or name not in bodies:
+            continue
+        found.add(name)
+        todo += [t.name.lower() for t in bodies[name].find_all(exp.Table) if t.name.lower() in bodies]
+    return found
 
 
 def canonical(expression: exp.Expr, dialect: str | None = None) -> str:
@@ -185,6 +202,7 @@ def _parse_model(sql: str, dialect: str | None) -> SqlModel:
         raise _parse_error(exc) from exc
     original, table = _final_query(statements)
     query = flatten(original, dialect)  # through the CTEs: each output column's expression over the tables read
+    bodies = {cte.alias_or_name.lower(): cte.this for cte in hoist_nested_ctes(original).ctes}
     select = _select(query)
     anchor = _anchor(select)
     lines = (
@@ -207,6 +225,8 @@ def _parse_model(sql: str, dialect: str | None) -> SqlModel:
         table=table,
         columns=columns,
         has_star=has_star,
+        opaque=sorted(_closure(unfollowed_ctes(query, select), bodies)),
+        cte_sql={name: body.sql(dialect=dialect, comments=False, normalize=True) for name, body in bodies.items()},
         skeleton=skeleton(original, dialect),
         sql=original.sql(dialect=dialect, comments=False, normalize=True),
     )
