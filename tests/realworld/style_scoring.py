@@ -40,24 +40,34 @@ class Scored:
     detail: str = ""
 
 
-async def _paths(world: StyleWorld, change: Change, home: Path) -> dict[tuple[str, str], list[LineageStep]]:
+Paths = dict[tuple[str, str], list[LineageStep]]
+
+
+async def _all_paths(world: StyleWorld, changes: list[Change], home: Path) -> dict[str, Paths]:
+    """Each change's column paths, read through one catalog session (one MCP server for all)."""
     from tools.catalog.connection import open_catalog
     from tools.settings import ProvenanceSettings
 
     settings = ProvenanceSettings(provenance_home=home, provenance_lite_db=world.catalog_db)
     async with open_catalog(settings) as catalog:
-        discoverer = Discoverer(CatalogReader(catalog.session))
-        return await discoverer.column_paths_to(world.table_urn(change.table), change.column)
+        out: dict[str, Paths] = {}
+        for change in changes:
+            discoverer = Discoverer(CatalogReader(catalog.session))
+            out[change.id] = await discoverer.column_paths_to(world.table_urn(change.table), change.column)
+        return out
 
 
-def answers(world: StyleWorld, change: Change, home: Path) -> dict[str, Answer]:
+def all_paths(world: StyleWorld, changes: list[Change], home: Path) -> dict[str, Paths]:
+    return asyncio.run(_all_paths(world, changes, home))
+
+
+def answers(change: Change, paths: Paths, world: StyleWorld) -> dict[str, Answer]:
     """Per mart column: what Provenance says the column undergoes."""
     try:
         mutation = MUTATION.validate_python(change.mutation())
     except ValidationError as exc:  # e.g. a category_remap of integer ids: a user is told so, nothing runs
         why = f"the operator allowlist refuses the change: {exc.errors()[0]['msg']}"
         return {column: Answer("incomplete", why=why) for column in MART_COLUMNS}
-    paths = asyncio.run(_paths(world, change, home))
     conventions = load_conventions()
     found: dict[str, list[Answer]] = {}
     for (dataset, column), path in paths.items():
@@ -88,9 +98,9 @@ def answers(world: StyleWorld, change: Change, home: Path) -> dict[str, Answer]:
     return out
 
 
-def score(world: StyleWorld, change: Change, home: Path) -> list[Scored]:
+def score(world: StyleWorld, change: Change, paths: Paths) -> list[Scored]:
     before, after = mart_frames(world, change)
-    given = answers(world, change, home)
+    given = answers(change, paths, world)
     scored: list[Scored] = []
     for column in (c for c in before.columns if c not in KEYS):
         truth = classify(before[column], after[column])

@@ -21,7 +21,19 @@ from sqlglot import exp
 
 from tools.errors import BadRequest
 from tools.transforms.evaluate import evaluate
-from tools.transforms.nodes import is_source, lossless_cast, mentions, shown
+from tools.transforms.nodes import (
+    INTEGER_TYPES,
+    column_key,
+    decimal_scale,
+    is_source,
+    lossless_cast,
+    mentions,
+    number,
+    peel,
+    places,
+    shown,
+    unparen,
+)
 from tools.transforms.values import NotEvaluable
 
 
@@ -65,8 +77,46 @@ def _offset(carried: Carried) -> float | None:
 
 
 class Carrier:
-    def __init__(self, source: tuple[str, str], change: Scaled | Shifted) -> None:
-        self.source, self.change = source, change
+    def __init__(
+        self, source: tuple[str, str], change: Scaled | Shifted, integers: frozenset[tuple[str, str]] = frozenset()
+    ) -> None:
+        self.source, self.change, self.integers = source, change, integers
+
+    def places(self, node: exp.Expr, changed: bool) -> int | None:
+        """Decimal places of the expression's values, before or after the change; None when not known."""
+        node = unparen(node)
+        if isinstance(node, exp.Column):
+            if column_key(node) not in self.integers:
+                return None
+            if not changed or not is_source(node, self.source):
+                return 0
+            step = self.change.factor if isinstance(self.change, Scaled) else self.change.offset
+            return places(step)
+        if isinstance(node, exp.Neg):
+            return self.places(node.this, changed)
+        value = number(node)
+        if value is not None:
+            return places(value)
+        if isinstance(node, exp.Cast):
+            inner = self.places(node.this, changed)
+            scale = decimal_scale(node.to)
+            if node.to.is_type(*INTEGER_TYPES):
+                return 0
+            if scale is not None:
+                return inner if inner is not None and inner <= scale else scale
+            return inner if lossless_cast(node, "numeric") else None
+        if isinstance(node, exp.Mul | exp.Add | exp.Sub):
+            a, b = self.places(node.this, changed), self.places(node.expression, changed)
+            if a is None or b is None:
+                return None
+            return a + b if isinstance(node, exp.Mul) else max(a, b)
+        if isinstance(node, exp.Div):
+            a, divisor = self.places(node.this, changed), number(peel(node.expression, "numeric"))
+            if a is None or divisor is None or divisor <= 0:
+                return None
+            power = math.log10(divisor)
+            return a + int(power) if power.is_integer() else None
+        return None
 
     def carry(self, node: exp.Expr) -> Carried:
         if not mentions(node, self.source):
@@ -94,9 +144,18 @@ def _neg(c: Carrier, node: exp.Expr) -> Carried:
 
 
 def _cast(c: Carrier, node: exp.Expr) -> Carried:
-    if not lossless_cast(node, "numeric"):
-        raise _whole("is not a lossless cast (only to a floating type or unparameterised NUMERIC/DECIMAL)", node)
-    return c.carry(node.this)
+    if lossless_cast(node, "numeric"):
+        return c.carry(node.this)
+    scale = decimal_scale(node.to) if isinstance(node, exp.Cast) else None
+    if scale is not None:
+        before, after = c.places(node.this, False), c.places(node.this, True)
+        if before is not None and after is not None and max(before, after) <= scale:
+            return c.carry(node.this)  # NUMERIC(p, s) of values with at most s places keeps them
+    raise _whole(
+        "is not a lossless cast (only to a floating type, unparameterised NUMERIC/DECIMAL, or NUMERIC(p, s) of "
+        "values the catalog types as integers, divided by a power of ten)",
+        node,
+    )
 
 
 def _sum(sign: float) -> Callable[[Carrier, exp.Expr], Carried]:
@@ -186,13 +245,64 @@ def _coalesce(c: Carrier, node: exp.Expr) -> Carried:
     raise _whole("falls back to a value the change does not carry in step (only 0 under a scale)", node)
 
 
+def _round(c: Carrier, node: exp.Expr) -> Carried:
+    """ROUND(a, n): a sign flip passes (rounding is symmetric); so does any change when the values have at most n
+    decimal places before and after it (the rounding then changes nothing), and a shift by a number of <= n
+    places of values that have at most n."""
+    inner = c.carry(node.this)
+    digits = number(node.args["decimals"]) if node.args.get("decimals") is not None else 0
+    if isinstance(inner, Fixed) or (isinstance(inner, Scaled) and inner.factor == -1.0):
+        return inner
+    if digits is not None and float(digits).is_integer():
+        before, after = c.places(node.this, False), c.places(node.this, True)
+        if before is not None and after is not None and max(before, after) <= digits:
+            return inner
+    raise _whole("rounds the changed values (carried only for a sign flip, or values it leaves as they are)", node)
+
+
+def _nullif(c: Carrier, node: exp.Expr) -> Carried:
+    """NULLIF(a, 0) under a non-zero scale: a is 0 exactly when the scaled a is."""
+    inner, other = c.carry(node.this), c.carry(node.expression)
+    if isinstance(inner, Fixed):
+        return inner
+    if isinstance(inner, Scaled) and inner.factor != 0 and isinstance(other, Fixed) and other.value == 0:
+        return inner
+    raise _whole("compares the changed value with something other than 0 under a scale", node)
+
+
+def _aggregate(shifts: bool, positive: bool) -> Callable[[Carrier, exp.Expr], Carried]:
+    """SUM/AVG/MIN/MAX over rows that all undergo the change (derive.py refuses a share of rows): a scale passes
+    each (MIN/MAX only a positive one), a shift passes AVG, MIN and MAX."""
+
+    def rule(c: Carrier, node: exp.Expr) -> Carried:
+        if node.args.get("distinct") or isinstance(node.this, exp.Distinct):
+            raise _whole("aggregates distinct values", node)
+        inner = c.carry(node.this)
+        if isinstance(inner, Fixed):
+            return inner
+        if isinstance(inner, Scaled) and (inner.factor > 0 or not positive):
+            return inner
+        if isinstance(inner, Shifted) and shifts:
+            return inner
+        raise _whole("aggregates the changed values in a way the change does not pass", node)
+
+    return rule
+
+
 _RULES: dict[type, Callable[[Carrier, exp.Expr], Carried]] = {
     exp.Paren: lambda c, node: c.carry(node.this), exp.Neg: _neg, exp.Cast: _cast, exp.TryCast: _cast,
     exp.Add: _sum(1.0), exp.Sub: _sum(-1.0), exp.Mul: _mul, exp.Div: _div, exp.Abs: _abs, exp.Sqrt: _sqrt,
-    exp.Ln: _ln, exp.Log: _log, exp.Exp: _exp, exp.Pow: _pow, exp.Coalesce: _coalesce,
+    exp.Ln: _ln, exp.Log: _log, exp.Exp: _exp, exp.Pow: _pow, exp.Coalesce: _coalesce, exp.Round: _round,
+    exp.Nullif: _nullif, exp.Sum: _aggregate(shifts=False, positive=False), exp.Avg: _aggregate(True, False),
+    exp.Min: _aggregate(True, True), exp.Max: _aggregate(True, True),
 }  # fmt: skip
 
 
-def carry(node: exp.Expr, source: tuple[str, str], change: Scaled | Shifted) -> Carried:
+def carry(
+    node: exp.Expr,
+    source: tuple[str, str],
+    change: Scaled | Shifted,
+    integers: frozenset[tuple[str, str]] = frozenset(),
+) -> Carried:
     """What the expression undergoes when the source column does `change`; raises NotCarried."""
-    return Carrier(source, change).carry(node)
+    return Carrier(source, change, integers).carry(node)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from sqlglot import exp
+
 from tools.mutations.operators import Mutation
 from tools.transforms.expressions import ColumnExpression
-from tools.transforms.nodes import CastKind, is_source, peel, short_sql
+from tools.transforms.nodes import CastKind, is_source, mentions, peel, short_sql
 from tools.transforms.readers import READERS, Refused, describe
 from tools.transforms.unions import OneBranch, through_union
 
@@ -70,6 +72,10 @@ def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, 
     if source in expression.row_columns:
         rows = f"the SQL also picks or matches rows by {source[1]} (WHERE, JOIN, QUALIFY or LIMIT)"
         return _refused(what, where, f"{rows}: the change alters which rows exist")
+    grouped = [a for a in expression.expression.find_all(exp.AggFunc) if mentions(a, source)]
+    if grouped and mutation.fraction < 1.0:
+        share = f"the change picks {mutation.fraction:g} of the rows at random"
+        return _refused(what, where, f"{share}, but {grouped[0].sql()} combines rows: part of each group changes")
     for row_note in expression.notes_for(source[0]):
         if mutation.fraction < 1.0:
             share = f"the change picks {mutation.fraction:g} of the rows of {source[0]} at random"
@@ -86,7 +92,7 @@ def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, 
     if is_source(peel(expression.expression, _cast_kind(mutation)), source):
         return Derivation(mutation, True, False, f"{output}: {what} (identity) because {where}")
     try:
-        outcome = READERS[mutation.op](mutation, expression.expression, source)
+        outcome = READERS[mutation.op](mutation, expression.expression, source, expression.integers)
     except Refused as exc:
         return _refused(what, where, str(exc))
     if outcome.mutation is None:
@@ -104,8 +110,11 @@ def _through_branch(
     if branch.share is None:
         fix = "set PROVENANCE_WAREHOUSE_URL so the warehouse counts each branch's rows"
         return _refused(what, where, f"{branch.described}; their share of the rows is unknown ({fix})")
-    seen = ColumnExpression.of(
-        expression.output, branch.expression, expression.dialect, expression.row_columns, expression.row_notes
+    seen = replace(
+        ColumnExpression.of(
+            expression.output, branch.expression, expression.dialect, expression.row_columns, expression.row_notes
+        ),
+        integers=expression.integers,
     )
     if source not in seen.upstream:
         return Derivation(None, False, True, f"{expression.output}: unchanged: {branch.described}")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from tools.transforms import conditions as cond
-from tools.transforms.nodes import INTEGER_TYPES, Scalar, literal, mentions, shown
+from tools.transforms.nodes import INTEGER_TYPES, Scalar, decimal_scale, literal, mentions, places, shown
 from tools.transforms.values import AND, OR, TRUTH, Depends, F, N, NotEvaluable, NotTrue, T, Value, is_number
 
 _FLOATING = (exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT)
@@ -199,7 +199,22 @@ def _cast(ev: Evaluator, node: exp.Expr) -> Value:
         return str(v)
     if to.is_type(exp.DataType.Type.BOOLEAN) and isinstance(v, bool):
         return v
+    scale = decimal_scale(to)
+    if scale is not None and is_number(v) and places(v) <= scale:  # NUMERIC(p, s) keeps a value of <= s places
+        return v
     raise NotEvaluable(f"{shown(node)} of {v!r}: engines differ on this cast")
+
+
+def _round(ev: Evaluator, node: exp.Expr) -> Value:
+    """ROUND(v, n) of a value with at most n decimal places is the value, on every engine; else not evaluated."""
+    values = ev.strict([node.this])
+    if not isinstance(values, list):
+        return values
+    digits = literal(node.args["decimals"]) if node.args.get("decimals") is not None else 0
+    (v,) = values
+    if is_number(v) and isinstance(digits, int) and not isinstance(digits, bool) and places(v) <= digits:
+        return v
+    raise NotEvaluable(f"{shown(node)} of {v!r} rounds it (engines round halves differently)")
 
 
 def _neg(ev: Evaluator, node: exp.Expr) -> Value:
@@ -224,7 +239,7 @@ def _column(ev: Evaluator, node: exp.Expr) -> Value:
     return ev.binding  # value() sends every other column to Depends
 
 
-_STRICT_ONLY = (exp.Round, exp.Floor, exp.Ceil, exp.Substring, exp.Length, exp.Left, exp.Right, exp.Sign, exp.Pow,
+_STRICT_ONLY = (exp.Floor, exp.Ceil, exp.Substring, exp.Length, exp.Left, exp.Right, exp.Sign, exp.Pow,
                 exp.Mod, exp.StrPosition, exp.Pad)  # fmt: skip
 _HANDLERS: dict[type, Callable[[Evaluator, exp.Expr], Value]] = {
     exp.Column: _column, exp.Literal: _constant, exp.Boolean: _constant, exp.Null: _constant,
@@ -235,7 +250,7 @@ _HANDLERS: dict[type, Callable[[Evaluator, exp.Expr], Value]] = {
     exp.Upper: _text(str.upper), exp.Lower: _text(str.lower), exp.Trim: _text(lambda v: v.strip(" ")),
     exp.DPipe: _concat, exp.Concat: _concat, exp.Coalesce: cond.coalesce, exp.Nullif: cond.nullif,
     exp.Case: cond.case, exp.If: cond.if_, exp.In: cond.in_, exp.Is: cond.is_, exp.Not: cond.not_,
-    exp.And: cond.logic(AND), exp.Or: cond.logic(OR),
+    exp.And: cond.logic(AND), exp.Or: cond.logic(OR), exp.Round: _round,
     exp.EQ: cond.comparison(lambda o: o == 0), exp.NEQ: cond.comparison(lambda o: o != 0),
     exp.GT: cond.comparison(lambda o: o > 0), exp.GTE: cond.comparison(lambda o: o >= 0),
     exp.LT: cond.comparison(lambda o: o < 0), exp.LTE: cond.comparison(lambda o: o <= 0),

@@ -18,7 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from tools.errors import BadRequest
-from tools.transforms.joins import RowNote
+from tools.transforms.joins import RowNote, notes_of
 from tools.transforms.nodes import column_key, normalise, render
 from tools.transforms.resolve import resolve_query
 from tools.transforms.sources import Env, Relation, Unreadable
@@ -45,6 +45,8 @@ class ColumnExpression:
     LIMIT, in any SELECT it reads): changing one of them changes the rows, not just this column's values."""
     row_notes: frozenset[RowNote] = frozenset()
     """Base tables whose rows a JOIN repeats or reaches only where matched (joins.py)."""
+    integers: frozenset[tuple[str, str]] = frozenset()
+    """Base columns the catalog types as integers: a NUMERIC(p, s) cast of one (or of it / 100) loses nothing."""
 
     @classmethod
     def of(
@@ -56,7 +58,8 @@ class ColumnExpression:
         row_notes: frozenset[RowNote] = frozenset(),
     ) -> ColumnExpression:
         upstream = frozenset(column_key(column) for column in expression.find_all(exp.Column))
-        return cls(output, expression, render(expression, dialect), upstream, dialect, row_columns, row_notes)
+        notes = row_notes | notes_of(expression)
+        return cls(output, expression, render(expression, dialect), upstream, dialect, row_columns, notes)
 
     def notes_for(self, table: str) -> list[RowNote]:
         return sorted(
@@ -146,7 +149,7 @@ def column_expressions(
         elif isinstance(value, Unreadable):
             result.unreadable[name] = value.reason
         else:
-            result.columns[name] = ColumnExpression.of(name, value, dialect, relation.row_columns, relation.row_notes)
+            result.columns[name] = ColumnExpression.of(name, value, dialect, relation.row_columns)
     if relation.open:
         result.unreadable[ALL_COLUMNS] = relation.open_reason()
     return result

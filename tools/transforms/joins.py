@@ -55,38 +55,48 @@ def _describe(join: exp.Join) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+NOTES = "row_notes"
+"""The `meta` key of a resolved expression node: the RowNotes of the joins its value came through."""
+
+
+def notes_of(node: exp.Expr) -> frozenset[RowNote]:
+    """Every RowNote recorded on the nodes of a resolved expression."""
+    return frozenset(note for n in node.walk() for note in n.meta.get(NOTES, ()))
+
+
 def join_notes(
     joins: list[exp.Join],
-    sides: list[tuple[str, set[str], bool]],
+    sides: list[tuple[str, set[str]]],
     unique: list[list[frozenset[str]]],
-) -> set[RowNote]:
-    """`sides[i]` is (alias, base tables, exists) of the FROM source (i = 0) and each joined source; `unique[i]`
-    the key sets known to be unique in it. Which base tables' rows may repeat or reach only matched rows."""
-    notes: set[RowNote] = set()
+) -> dict[int, set[RowNote]]:
+    """`sides[i]` is (alias, base tables) of the FROM source (i = 0) and each joined source; `unique[i]` the key
+    sets known to be unique in it. Per side: how the joins may repeat its rows, or reach them only where matched."""
+    notes: dict[int, set[RowNote]] = {i: set() for i in range(len(sides))}
+
+    def add(index: int, kind: RowKind, reason: str) -> None:
+        notes[index] |= {RowNote(table, kind, reason) for table in sides[index][1] or {sides[index][0]}}
+
     for index, join in enumerate(joins, start=1):
-        alias, right_tables, _ = sides[index]
-        left_tables = {t for _, tables, _ in sides[:index] for t in tables}
+        alias = sides[index][0]
         kind = (join.args.get("kind") or "").upper()
         side = (join.side or "").upper()
         text = _describe(join)
         keys = frozenset(_key_names(join, alias))
-        right_unique = bool(keys) and any(k <= keys for k in unique[index])
         if kind == "CROSS" or not keys:
-            for table in left_tables | right_tables:
-                notes.add(RowNote(table, "repeats", f"{text} pairs rows without a key"))
+            for i in range(index + 1):
+                add(i, "repeats", f"{text} pairs rows without a key")
             continue
-        if not right_unique:
+        if not any(k <= keys for k in unique[index]):
             why = (
                 f"{text}: each row is repeated for every match unless {alias}.{'/'.join(sorted(keys))} is unique "
                 f"(a dbt `unique` test or a primary key on it, ingested into the catalog, proves it)"
             )
-            notes |= {RowNote(table, "repeats", why) for table in left_tables}
-        right_reason = f"{text}: a row of {alias} reaches every output row that matches it"
-        notes |= {RowNote(table, "repeats", right_reason) for table in right_tables}
+            for i in range(index):
+                add(i, "repeats", why)
+        add(index, "repeats", f"{text}: a row of {alias} reaches every output row that matches it")
         if side in ("LEFT", "FULL"):
-            matched = f"{text}: rows without a match in {alias} get NULL whatever the change"
-            notes |= {RowNote(table, "matched", matched) for table in right_tables}
+            add(index, "matched", f"{text}: rows without a match in {alias} get NULL whatever the change")
         if side in ("RIGHT", "FULL"):
-            matched = f"{text}: rows without a match on the left get NULL whatever the change"
-            notes |= {RowNote(table, "matched", matched) for table in left_tables}
+            for i in range(index):
+                add(i, "matched", f"{text}: rows without a match on the left get NULL whatever the change")
     return notes

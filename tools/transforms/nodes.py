@@ -4,6 +4,7 @@ Postgres does it), the (table, column) key of a base-table column, parentheses, 
 from __future__ import annotations
 
 import threading
+from decimal import Decimal
 from typing import Literal
 
 from sqlglot import exp
@@ -125,3 +126,25 @@ def short_sql(node: exp.Expr, dialect: str | None = None) -> str:
             column.set("db", None)
             column.set("catalog", None)
     return render(shown, dialect)
+
+
+def decimal_scale(to: exp.DataType) -> int | None:
+    """s of NUMERIC(p, s) / DECIMAL(p, s); None for any other type."""
+    if not to.is_type(*_DECIMAL) or len(to.expressions) != 2:
+        return None
+    value = to.expressions[1].this
+    scale = getattr(value, "this", value)
+    try:
+        return int(str(scale))
+    except ValueError:
+        return None
+
+
+def places(value: object) -> int:
+    """Decimal places of a number as written in its shortest form (0 for integers; 15 significant digits)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 99
+    if isinstance(value, int) or float(value).is_integer():
+        return 0
+    exponent = Decimal(f"{value:.15g}").normalize().as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0

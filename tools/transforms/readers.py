@@ -48,7 +48,9 @@ class Outcome:
     note: str = ""
 
 
-Reader = Callable[[Mutation, exp.Expr, tuple[str, str]], Outcome]
+Integers = frozenset[tuple[str, str]]
+"""Base columns of an integer type (from the catalog's schemas): a NUMERIC(p, s) cast of one keeps every value."""
+Reader = Callable[[Mutation, exp.Expr, tuple[str, str], Integers], Outcome]
 
 _DESCRIBE: dict[str, Callable[[dict[str, Any]], str]] = {
     "scale": lambda p: f"scale ×{p['factor']:g}",
@@ -84,13 +86,13 @@ def _tidy(value: float) -> float:
     return float(f"{value:.15g}")
 
 
-def _affine(mutation: Mutation, node: exp.Expr, source: tuple[str, str]) -> Outcome:
+def _affine(mutation: Mutation, node: exp.Expr, source: tuple[str, str], integers: Integers = frozenset()) -> Outcome:
     params = mutation.model_dump()
     start: Scaled | Shifted = (
         Shifted(params["offset"]) if mutation.op == "shift" else Scaled(params.get("factor", -1.0))
     )
     try:
-        carried = carry(node, source, start)
+        carried = carry(node, source, start, integers)
     except NotCarried as exc:
         raise Refused(str(exc)) from None
     if isinstance(carried, Fixed):
@@ -124,16 +126,20 @@ def _as_constant(mutation: Mutation, value: Scalar | None, what: str) -> Outcome
     return Outcome(same_rows(mutation, "constant", value=value), f"with the column {what} it is {value!r}")
 
 
-def _null_inject(mutation: Mutation, node: exp.Expr, source: tuple[str, str]) -> Outcome:
+def _null_inject(
+    mutation: Mutation, node: exp.Expr, source: tuple[str, str], integers: Integers = frozenset()
+) -> Outcome:
     return _as_constant(mutation, _evaluated(node, source, None, "NULL"), "NULL")
 
 
-def _value_of(mutation: Mutation, node: exp.Expr, source: tuple[str, str]) -> Outcome:
+def _value_of(mutation: Mutation, node: exp.Expr, source: tuple[str, str], integers: Integers = frozenset()) -> Outcome:
     value = mutation.model_dump()["value"]
     return _as_constant(mutation, _evaluated(node, source, value, repr(value)), repr(value))
 
 
-def _category_remap(mutation: Mutation, node: exp.Expr, source: tuple[str, str]) -> Outcome:
+def _category_remap(
+    mutation: Mutation, node: exp.Expr, source: tuple[str, str], integers: Integers = frozenset()
+) -> Outcome:
     mapping: dict[str, str] = mutation.model_dump()["mapping"]
     note = ""
     try:
@@ -149,7 +155,9 @@ def _category_remap(mutation: Mutation, node: exp.Expr, source: tuple[str, str])
     return Outcome(same_rows(mutation, "category_remap", mapping=derived), note)
 
 
-def _identity_only(mutation: Mutation, node: exp.Expr, source: tuple[str, str]) -> Outcome:
+def _identity_only(
+    mutation: Mutation, node: exp.Expr, source: tuple[str, str], integers: Integers = frozenset()
+) -> Outcome:
     raise Refused(f"{mutation.op} passes only through the column itself, a rename or a lossless cast")
 
 

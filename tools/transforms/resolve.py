@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
-from tools.transforms.joins import RowNote, join_notes, tables_of
-from tools.transforms.nodes import column_key, dotted, normalise
+from tools.transforms.joins import NOTES, RowNote, join_notes, notes_of, tables_of
+from tools.transforms.nodes import column_key, dotted, literal, normalise
 from tools.transforms.sources import BaseTable, Env, Opaque, Relation, Resolved, Source, Unreadable
 from tools.transforms.unions import union_node
 
@@ -160,20 +160,18 @@ def _from_clause(select: exp.Select, env: Env) -> FromClause:
 
 
 def _select_reason(select: exp.Select) -> str | None:
-    if select.args.get("group"):
-        return "the SELECT groups rows (GROUP BY)"
+    """Why no output column can be followed. A GROUP BY or an aggregate can: `SUM(x)` is resolved like any
+    expression, its group keys decide the rows (`_row_columns`), and derive.py carries a change through an
+    aggregate only when it reaches every row of the group (a share of rows would change part of a group)."""
     if select.args.get("distinct"):
         return "SELECT DISTINCT merges rows"
-    for projection in select.expressions:
-        for agg in projection.find_all(exp.AggFunc):
-            if agg.find_ancestor(exp.Window, exp.Select) is select:  # not a window's, nor a subquery's
-                return f"the SELECT aggregates rows ({agg.sql()})"
     return None
 
 
 def _resolve_select(select: exp.Select, env: Env) -> Relation:
     clause = _from_clause(select, env)
     reason = _select_reason(select)
+    by_side = _join_notes(clause, env)
     columns: list[tuple[str, Resolved]] = []
     open_: list[Source] = []
     for projection in select.expressions:
@@ -182,23 +180,51 @@ def _resolve_select(select: exp.Select, env: Env) -> Relation:
             star = projection
         if star is None:
             name = _output_name(projection)
-            columns.append((name, Unreadable(reason) if reason else _resolve_expr(projection.unalias(), clause)))
+            value = Unreadable(reason) if reason else _resolve_expr(projection.unalias(), clause)
+            columns.append((name, _noted(value, by_side, _sides_read(projection, clause))))
             continue
         for source in _star_sources(star, clause):
+            sides = {i for i, (_, s) in enumerate(clause.sources) if s is source}
             if isinstance(source, Relation):
-                columns.extend(source.columns)
+                columns.extend((name, _noted(value, by_side, sides)) for name, value in source.columns)
                 open_.extend(source.open)
             elif isinstance(source, BaseTable) and source.columns is not None:
-                columns.extend((normalise(c), _lookup(source, c)) for c in source.columns)
+                columns.extend((normalise(c), _noted(_lookup(source, c), by_side, sides)) for c in source.columns)
             else:
                 open_.append(source)
-    own = _join_notes(clause, env)
-    notes = own | {note for _, source in clause.sources if isinstance(source, Relation) for note in source.row_notes}
-    unique = _unique_keys(select, clause, columns, own, env)
+    notes = frozenset(n for _, v in columns if not isinstance(v, Unreadable) for n in notes_of(v))
+    notes |= {n for _, source in clause.sources if isinstance(source, Relation) for n in source.row_notes}
+    first_repeats = any(note.kind == "repeats" for note in by_side.get(0, ()))
+    unique = _unique_keys(select, clause, columns, first_repeats, env)
     if reason:
         unreadable = tuple((name, Unreadable(reason)) for name, _ in columns)
         return Relation(unreadable, (Opaque(reason),) if open_ else (), _row_columns(select, clause), notes, unique)
     return Relation(tuple(columns), tuple(open_), _row_columns(select, clause), notes, unique)
+
+
+def _sides_read(projection: exp.Expr, clause: FromClause) -> set[int]:
+    """The FROM/JOIN sources (by position) a projection's columns come from; every source when one is unclear."""
+    sides: set[int] = set()
+    for column in projection.find_all(exp.Column):
+        qualifier = normalise(column.args["table"]) if column.args.get("table") else None
+        name = normalise(column.this) if isinstance(column.this, exp.Identifier) else column.name
+        found = [
+            i
+            for i, (alias, source) in enumerate(clause.sources)
+            if (alias == qualifier if qualifier else _has(source, name) is not False)
+        ]
+        sides |= set(found) if found else set(range(len(clause.sources)))
+    return sides
+
+
+def _noted(value: Resolved, by_side: dict[int, set[RowNote]], sides: set[int]) -> Resolved:
+    """The value with the notes of the join sides it came through recorded on it (joins.NOTES)."""
+    added = {n for i in sides for n in by_side.get(i, ())}
+    if isinstance(value, Unreadable) or not added:
+        return value
+    copy = value.copy()
+    copy.meta[NOTES] = frozenset(copy.meta.get(NOTES, frozenset()) | added)
+    return copy
 
 
 def _tables(source: Source) -> set[str]:
@@ -216,16 +242,29 @@ def _source_unique(source: Source, env: Env) -> list[frozenset[str]]:
     return list(source.unique) if isinstance(source, Relation) else []
 
 
-def _join_notes(clause: FromClause, env: Env) -> frozenset[RowNote]:
+def _group_keys(select: exp.Select) -> list[exp.Expr]:
+    """The GROUP BY expressions, a position (`group by 1`) read as the output column it names."""
+    group = select.args.get("group")
+    keys: list[exp.Expr] = []
+    for key in group.expressions if isinstance(group, exp.Group) else []:
+        position = literal(key)
+        if isinstance(position, int) and not isinstance(position, bool) and 0 < position <= len(select.expressions):
+            keys.append(select.expressions[position - 1].unalias())
+        else:
+            keys.append(key)
+    return keys
+
+
+def _join_notes(clause: FromClause, env: Env) -> dict[int, set[RowNote]]:
     if not clause.joins:
-        return frozenset()
-    sides = [(alias, _tables(source), True) for alias, source in clause.sources]
+        return {}
+    sides = [(alias, _tables(source)) for alias, source in clause.sources]
     unique = [_source_unique(source, env) for _, source in clause.sources]
-    return frozenset(join_notes(clause.joins, sides, unique))
+    return join_notes(clause.joins, sides, unique)
 
 
 def _unique_keys(
-    select: exp.Select, clause: FromClause, columns: list[tuple[str, Resolved]], own: frozenset[RowNote], env: Env
+    select: exp.Select, clause: FromClause, columns: list[tuple[str, Resolved]], first_repeats: bool, env: Env
 ) -> tuple[frozenset[str], ...]:
     """Output column sets that identify a row: the GROUP BY keys, all columns of a DISTINCT, or the FROM source's
     unique keys passed through as bare columns when no join repeats its rows."""
@@ -234,7 +273,7 @@ def _unique_keys(
         return (frozenset(names),)
     group = select.args.get("group")
     if isinstance(group, exp.Group):
-        wanted = {g.sql() for g in group.expressions}
+        wanted = {g.sql() for g in _group_keys(select)}
         keys = {
             _output_name(p)
             for p in select.expressions
@@ -244,8 +283,7 @@ def _unique_keys(
     if not clause.sources:
         return ()
     alias, first = clause.sources[0]
-    first_tables = _tables(first)
-    if any(note.kind == "repeats" and note.table in first_tables for note in own):
+    if first_repeats:
         return ()
     passed: dict[str, str] = {}  # source column -> output name
     for projection in select.expressions:
@@ -268,9 +306,7 @@ def _row_columns(select: exp.Select, clause: FromClause) -> frozenset[tuple[str,
     conditions += [join.args.get("on") for join in select.args.get("joins") or []]
     if select.args.get("limit") or select.args.get("offset"):
         conditions.append(select.args.get("order"))
-    group = select.args.get("group")
-    if isinstance(group, exp.Group):
-        conditions += list(group.expressions)
+    conditions += _group_keys(select)
     for window in select.find_all(exp.Window):  # what a window partitions and orders by decides its value
         if window.find_ancestor(exp.Select) is select:
             conditions += [*(window.args.get("partition_by") or []), window.args.get("order")]

@@ -104,18 +104,19 @@ def test_select_star_from_a_base_table_needs_a_schema() -> None:
     assert list(with_schema.columns) == ["id", "amount", "doubled"] and ALL_COLUMNS not in with_schema.unreadable
 
 
-def test_aggregates_windows_and_set_operations_are_unreadable() -> None:
+def test_aggregates_resolve_with_their_group_keys_as_row_columns_windows_and_set_operations_do_not() -> None:
     grouped = column_expressions("select region, sum(amount) as total from t group by region")
-    assert grouped.columns == {} and set(grouped.unreadable) == {"region", "total"}
-    assert "GROUP BY" in grouped.unreadable["total"]
+    assert grouped.columns["total"].sql == "SUM(t.amount)" and ("t", "region") in grouped.columns["total"].row_columns
+    by_position = column_expressions("select region, sum(amount) as total from t group by 1")
+    assert ("t", "region") in by_position.row_columns
     aggregate = column_expressions("create view v as select max(x) as m from t")
-    assert "aggregates rows (MAX(x))" in aggregate.unreadable["m"]
+    assert aggregate.columns["m"].sql == "MAX(t.x)"
     window = column_expressions("select x, sum(x) over (partition by y) as running from t")
     assert list(window.columns) == ["x"] and "window function" in window.unreadable["running"]
     union = column_expressions("select a from t union select b from u")  # UNION ALL: test_unions.py
     assert union.columns == {} and "UNION" in union.unreadable["a"]
     through_cte = column_expressions("with g as (select k, count(*) as n from t group by k) select n * 2 as n2 from g")
-    assert "GROUP BY" in through_cte.unreadable["n2"]
+    assert through_cte.columns["n2"].sql == "COUNT(*) * 2" and ("t", "k") in through_cte.columns["n2"].row_columns
     distinct = column_expressions("select distinct x from t")
     assert "DISTINCT" in distinct.unreadable["x"]
 
