@@ -118,7 +118,7 @@ def score(world: StyleWorld, change: Change, paths: Paths) -> list[Scored]:
         else:
             derivable = truth.op not in ("none", "row_dependent")
             verdict = "incomplete_derivable" if derivable else "incomplete_right"
-            scored.append(Scored(change.id, column, label, answer, verdict, answer.why[:300]))
+            scored.append(Scored(change.id, column, label, answer, verdict, answer.why))
     return scored
 
 

@@ -32,6 +32,8 @@ class LineageStep(BaseModel):
     # matches rows by the input column; ("repeats" | "matched", the join) when a JOIN repeats them or reaches only
     # the matched rows (tools/transforms/joins.py). Kept with the expression: derivation needs both.
     row_notes: list[tuple[str, str]] = []
+    # Base columns of the expression the catalog types as integers: NUMERIC(p, s) of one keeps every value.
+    integer_inputs: list[tuple[str, str]] = []
 
 
 class AffectedFeature(BaseModel):

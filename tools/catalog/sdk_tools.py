@@ -18,6 +18,9 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 
 SDK_ASPECTS_TOOL = "sdk_get_aspects"
+ASSERTIONS = "assertions"
+"""Not an aspect: the `assertionInfo` of every assertion on the entity (GMS's `Asserts` relationship), as a list.
+DataHub's dbt source writes each dbt test as one (a `unique` test: aggregation UNIQUE_PROPOTION, value 1.0)."""
 SDK_ASPECTS = frozenset(
     {
         "mlModelProperties",
@@ -29,6 +32,7 @@ SDK_ASPECTS = frozenset(
         "mlFeatureTableProperties",
         "upstreamLineage",
         "schemaMetadata",
+        ASSERTIONS,
     }
 )
 
@@ -39,7 +43,8 @@ def sdk_aspects_tool(gms_url: str, gms_token: str) -> BaseTool:
     def read(urns: list[str], aspects: list[str]) -> tuple[str, dict[str, Any]]:
         """The current value of each named aspect (mlModelProperties, versionProperties, viewProperties,
         queryProperties, siblings, mlFeatureProperties, mlFeatureTableProperties, upstreamLineage,
-        schemaMetadata) of each URN: {urn: {aspect: value or null}}."""
+        schemaMetadata; `assertions`: the assertionInfo of the entity's assertions, a list) of each URN:
+        {urn: {aspect: value or null}}."""
         nonlocal graph
         from datahub.ingestion.graph.client import DatahubClientConfig, DataHubGraph
         from datahub.metadata.schema_classes import ASPECT_NAME_MAP
@@ -53,6 +58,9 @@ def sdk_aspects_tool(gms_url: str, gms_token: str) -> BaseTool:
         for urn in urns:
             results[urn] = {}
             for aspect in aspects:
+                if aspect == ASSERTIONS:
+                    results[urn][aspect] = _assertions(graph, urn)
+                    continue
                 value = graph.get_aspect(urn, ASPECT_NAME_MAP[aspect])
                 results[urn][aspect] = value.to_obj() if value is not None else None
         result = {"results": results}
@@ -64,3 +72,15 @@ def sdk_aspects_tool(gms_url: str, gms_token: str) -> BaseTool:
         description=read.__doc__ or "",
         response_format="content_and_artifact",
     )
+
+
+def _assertions(graph: Any, urn: str) -> list[dict[str, Any]]:
+    from datahub.ingestion.graph.openapi import RelationshipDirection
+    from datahub.metadata.schema_classes import AssertionInfoClass
+
+    found = []
+    for related in graph.get_related_entities(urn, ["Asserts"], RelationshipDirection.INCOMING):
+        info = graph.get_aspect(related.urn, AssertionInfoClass)
+        if info is not None:
+            found.append(info.to_obj())
+    return found

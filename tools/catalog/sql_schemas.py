@@ -10,11 +10,59 @@ at most (the upstreams of the datasets concerned, then the upstreams' schemas)."
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from tools.catalog.datahub import CatalogReader
-from tools.catalog.siblings import Sibling
+from tools.catalog.sdk_tools import ASSERTIONS
+from tools.catalog.siblings import DBT_PLATFORM, Sibling
 from tools.catalog.training_runs import dataset_parts
+
+_INTEGER_TYPES = re.compile(
+    r"^(tinyint|smallint|mediumint|int|integer|bigint|int2|int4|int8|serial|smallserial|bigserial|long|short|byte)"
+    r"(\(\d+\))?( unsigned)?$"
+)
+
+
+def is_integer_type(schema_field: dict[str, Any]) -> bool:
+    """A field whose native type is an integer type (every value a whole number)."""
+    return bool(_INTEGER_TYPES.match(str(schema_field.get("nativeDataType") or "").strip().lower()))
+
+
+def integer_inputs(upstream: frozenset[tuple[str, str]], integers: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The (table, column) pairs of an expression whose table the schemas type as integers (suffix match)."""
+    found = []
+    for table, column in sorted(upstream):
+        parts = table.lower().split(".")
+        for name, columns in integers.items():
+            known = name.lower().split(".")
+            shorter = min(len(parts), len(known))
+            if shorter and parts[-shorter:] == known[-shorter:] and column.lower() in columns:
+                found.append((table, column))
+                break
+    return found
+
+
+def _dbt_twin(urn: str) -> str:
+    _, name, env = dataset_parts(urn)
+    return f"urn:li:dataset:(urn:li:dataPlatform:{DBT_PLATFORM},{name},{env})"
+
+
+def unique_columns(assertions: list[dict[str, Any]]) -> list[str]:
+    """The columns a passing-or-not dbt `unique` test declares unique, as DataHub's dbt source writes the test: an
+    assertion whose aggregation is UNIQUE_PROPOTION (sic), operator EQUAL_TO, value 1.0, on one field."""
+    found = []
+    for info in assertions:
+        for key in ("customAssertion", "datasetAssertion"):
+            body = info.get(key) or {}
+            value = ((body.get("parameters") or {}).get("value") or {}).get("value")
+            if body.get("aggregation") != "UNIQUE_PROPOTION" or body.get("operator") != "EQUAL_TO":
+                continue
+            fields = body.get("fields") or ([body["field"]] if body.get("field") else [])
+            if len(fields) == 1 and value is not None and float(value) == 1.0:
+                found.append(field_name(str(fields[0]).rsplit(",", 1)[-1].rstrip(")")))
+    return found
 
 
 def field_name(field_path: str) -> str:
@@ -30,8 +78,11 @@ class UpstreamSchemas:
     problems: list[str] = field(default_factory=list)
     """Upstream tables the catalog holds no schema for: their `*` stays unknown (said where it matters)."""
     unique: dict[str, list[list[str]]] = field(default_factory=dict)
-    """{qualified table name: [its primary key's columns]} where the schema marks one (`primaryKeys`, or fields
-    with `isPartOfKey`, as DataHub's warehouse sources write a primary key constraint)."""
+    """{qualified table name: column sets known to be unique}: the primary key where the schema marks one
+    (`primaryKeys`, or fields with `isPartOfKey`, as DataHub's warehouse sources write it), and each column a dbt
+    `unique` test covers (the dbt source's assertions, read through GMS's `Asserts` relationship)."""
+    integer_columns: dict[str, set[str]] = field(default_factory=dict)
+    """{qualified table name: its columns of an integer type} (`nativeDataType` int, integer, bigint, ...)."""
     _schema: dict[str, list[str]] = field(default_factory=dict)
     _read: set[str] = field(default_factory=set)
 
@@ -48,17 +99,30 @@ class UpstreamSchemas:
                 if u.get("dataset")
             }
             upstreams |= {s.urn for urn in list(upstreams) for s in self.siblings.get(urn, [])}
-            schemas = await self.reader.sdk_aspects(sorted(upstreams), ["schemaMetadata"])
+            # DataHub's sibling rule: the dbt node of a table has its qualified name (its tests are asserted on it)
+            upstreams |= {_dbt_twin(urn) for urn in list(upstreams) if dataset_parts(urn)[0] != DBT_PLATFORM}
+            schemas = await self.reader.sdk_aspects(sorted(upstreams), ["schemaMetadata", ASSERTIONS])
             for urn, value in schemas.items():
+                for column in unique_columns(value.get(ASSERTIONS) or []):  # type: ignore[arg-type]
+                    self.unique.setdefault(dataset_parts(urn)[1], []).append([column])
                 fields = (value["schemaMetadata"] or {}).get("fields") or []
                 name = dataset_parts(urn)[1]
                 if not fields:
-                    self.problems.append(f"the catalog holds no schema for {name}")
+                    if dataset_parts(urn)[0] != DBT_PLATFORM:
+                        self.problems.append(f"the catalog holds no schema for {name}")
                     continue
                 self._schema.setdefault(name, [field_name(str(f["fieldPath"])) for f in fields])
+                self.integer_columns.setdefault(
+                    name, {field_name(str(f["fieldPath"])).lower() for f in fields if is_integer_type(f)}
+                )
                 key = [str(k) for k in (value["schemaMetadata"] or {}).get("primaryKeys") or []] or [
                     str(f["fieldPath"]) for f in fields if f.get("isPartOfKey")
                 ]
                 if key:
                     self.unique.setdefault(name, [[field_name(k) for k in key]])
+        return dict(self._schema)
+
+    @property
+    def schema(self) -> dict[str, list[str]]:
+        """The columns read so far."""
         return dict(self._schema)

@@ -13,7 +13,7 @@ views and one for the queries of a discovery, and none when every edge is a reco
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sqlglot
@@ -25,7 +25,7 @@ from tools.catalog.conventions import Conventions
 from tools.catalog.datahub import CatalogReader, FineGrainedEdge
 from tools.catalog.discovery import LineageStep
 from tools.catalog.siblings import DBT_PLATFORM, SIBLING_TRANSFORM, Sibling
-from tools.catalog.sql_schemas import UpstreamSchemas
+from tools.catalog.sql_schemas import UpstreamSchemas, integer_inputs
 from tools.catalog.training_runs import dataset_parts
 from tools.transforms.expressions import ColumnExpression, SqlColumns, SqlUnreadable, column_expressions, find_upstream
 from tools.transforms.joins import RowNote
@@ -166,7 +166,57 @@ class SqlSource:
                     out[key][i] = again
                 elif again.unknown and again.unknown != out[key][i].unknown:
                     out[key][i] = again.model_copy(update={"unknown": self._with_schema_problems(again.unknown)})
-        return self._counted(out)
+        return self._counted(await self._typed(self._through_ephemeral(out, views, statements, queries)))
+
+    def _through_ephemeral(
+        self,
+        paths: dict[Key, list[LineageStep]],
+        views: dict[str, dict[str, Any]],
+        statements: dict[str, dict[str, Any]],
+        queries: dict[tuple[str, str], str],
+    ) -> dict[Key, list[LineageStep]]:
+        """dbt inlines an ephemeral model into the compiled SQL of the models that ref it, so their column reads the
+        ephemeral model's own inputs: a step that does not read the previous (ephemeral) one is read against the
+        step before it, and the ephemeral step then stands for what the compiled SQL already holds."""
+        out = {key: list(steps) for key, steps in paths.items()}
+        for steps in out.values():
+            for i in range(2, len(steps)):
+                step, middle, before = steps[i], steps[i - 1], steps[i - 2]
+                if step.expression is not None or not self._ephemeral(middle.dataset_urn):
+                    continue
+                query = queries.get((_field(middle), _field(step)))
+                again = self._resolve(before, step, views, statements.get(query or ""), query, self.schemas.schema)
+                if again.expression is None:
+                    continue
+                steps[i] = again
+                note = f"dbt ephemeral model: inlined in the compiled SQL of {dataset_parts(step.dataset_urn)[1]}"
+                steps[i - 1] = middle.model_copy(
+                    update={"transform": None, "note": note, "expression": None, "unknown": None, "row_notes": []}
+                )
+        return out
+
+    def _ephemeral(self, urn: str) -> bool:
+        """A dbt node with no table of its own (no sibling on the warehouse platform)."""
+        return dataset_parts(urn)[0] == DBT_PLATFORM and not self.siblings.get(urn)
+
+    async def _typed(self, paths: dict[Key, list[LineageStep]]) -> dict[Key, list[LineageStep]]:
+        """Steps whose expression rounds or casts to NUMERIC(p, s) learn which of its inputs are integers (the
+        cast is then lossless): the upstream schemas are read for them only."""
+        wanted = [
+            (key, i)
+            for key, steps in paths.items()
+            for i, step in enumerate(steps)
+            if step.expression is not None and _rounds(step.expression)
+        ]
+        if not wanted:
+            return paths
+        await self.schemas.for_datasets(sorted({paths[key][i].dataset_urn for key, i in wanted}))
+        out = {key: list(steps) for key, steps in paths.items()}
+        for key, i in wanted:
+            expression = step_expression(out[key][i])
+            found = integer_inputs(expression.upstream, self.schemas.integer_columns)
+            out[key][i] = out[key][i].model_copy(update={"integer_inputs": found})
+        return out
 
     def _counted(self, paths: dict[Key, list[LineageStep]]) -> dict[Key, list[LineageStep]]:
         """Steps through a UNION ALL get each branch's row count from the warehouse, when one is configured."""
@@ -291,7 +341,13 @@ def step_expression(step: LineageStep) -> ColumnExpression:
     picks = frozenset({step.expression_input}) if any(kind == PICKS for kind, _ in step.row_notes) else frozenset()
     notes = frozenset(RowNote(table, kind, why) for kind, why in step.row_notes if kind in ("repeats", "matched"))  # type: ignore[arg-type]
     parsed = sqlglot.parse_one(step.expression, read=step.dialect)
-    return ColumnExpression.of(step.column, parsed, step.dialect, picks, notes)
+    found = ColumnExpression.of(step.column, parsed, step.dialect, picks, notes)
+    return replace(found, integers=frozenset(tuple(pair) for pair in step.integer_inputs))  # type: ignore[misc]
+
+
+def _rounds(expression: str) -> bool:
+    upper = expression.upper()
+    return "ROUND(" in upper or "DECIMAL(" in upper or "NUMERIC(" in upper
 
 
 def _field(step: LineageStep) -> str:

@@ -24,13 +24,14 @@ INDEXED_ASPECTS = frozenset(
         "mlPrimaryKeyProperties",
         "dataProcessInstanceInput",
         "dataProcessInstanceOutput",
+        "assertionInfo",
     }
 )
 
 
 @dataclass(frozen=True)
 class Edge:
-    kind: Literal["entity", "field", "document"]
+    kind: Literal["entity", "field", "document", "assertion"]
     upstream: str
     downstream: str
     transform: str | None = None
@@ -61,6 +62,12 @@ def edges_from_aspect(urn: str, aspect_name: str, aspect: Mapping[str, Any]) -> 
     elif aspect_name == "dataProcessInstanceOutput":
         # DataProcessInstanceProduces has isUpstream=false: the outputs sit downstream of the run.
         edges += [Edge("entity", urn, e["destinationUrn"]) for e in aspect.get("outputEdges") or []]
+    elif aspect_name == "assertionInfo":
+        # Asserts: the assertion is about the entity its custom / dataset assertion names (not lineage).
+        for key, entity_key in (("customAssertion", "entity"), ("datasetAssertion", "dataset")):
+            entity = (aspect.get(key) or {}).get(entity_key)
+            if entity:
+                edges.append(Edge("assertion", entity, urn))
     elif aspect_name == "documentInfo":
         edges += [Edge("document", related["asset"], urn) for related in aspect.get("relatedAssets") or []]
     return edges
@@ -119,6 +126,9 @@ class LineageIndex:
 
     def documents_about(self, asset_urn: str) -> set[str]:
         return self._down["document"].get(asset_urn, set())
+
+    def assertions_about(self, entity_urn: str) -> set[str]:
+        return self._down["assertion"].get(entity_urn, set())
 
     def paths(
         self, start: str, direction: Direction, max_degree: int, kind: Literal["entity", "field"], limit: int = 0

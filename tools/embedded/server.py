@@ -64,7 +64,22 @@ class EmbeddedGms:
             return self._get_aspect(urllib.parse.unquote(path[len("/aspects/") :]), query)
         if path.startswith("/entitiesV2/"):
             return self._get_entity(urllib.parse.unquote(path[len("/entitiesV2/") :]), query)
+        if path.rstrip("/") == "/openapi/relationships/v1":
+            return self._relationships(query)
         raise HttpError(501, f"embedded DataHub does not implement GET {path}")
+
+    def _relationships(self, query: dict[str, list[str]]) -> Any:
+        """GMS's relationships API for the one relationship the embedded catalog indexes besides lineage: the
+        assertions about an entity (`Asserts`, INCOMING)."""
+        urn = (query.get("urn") or [""])[0]
+        types = set(query.get("relationshipTypes") or [])
+        direction = (query.get("direction") or [""])[0]
+        if types != {"Asserts"} or direction != "INCOMING":
+            raise HttpError(501, "embedded DataHub answers relationships only for Asserts, INCOMING")
+        start = int((query.get("start") or ["0"])[0] or 0)
+        found = sorted(self.store.index.assertions_about(urn))[start:]
+        entities = [{"urn": assertion, "relationshipType": "Asserts"} for assertion in found]
+        return {"start": start, "count": len(entities), "total": start + len(entities), "entities": entities}
 
     def post(self, path: str, query: dict[str, list[str]], body: Any) -> Any:
         action = (query.get("action") or [""])[0]

@@ -105,6 +105,12 @@ class Carrier:
             if scale is not None:
                 return inner if inner is not None and inner <= scale else scale
             return inner if lossless_cast(node, "numeric") else None
+        if isinstance(node, exp.Round):
+            digits = number(node.args["decimals"]) if node.args.get("decimals") is not None else 0
+            if digits is None or not float(digits).is_integer() or digits < 0:
+                return None
+            inner = self.places(node.this, changed)
+            return int(digits) if inner is None else min(inner, int(digits))
         if isinstance(node, exp.Mul | exp.Add | exp.Sub):
             a, b = self.places(node.this, changed), self.places(node.expression, changed)
             if a is None or b is None:

@@ -15,6 +15,7 @@ records what can break that (`RowNote`):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,6 +51,50 @@ def _key_names(join: exp.Join, alias: str) -> list[str]:
     return names
 
 
+def _left_keys(join: exp.Join, alias: str, aliases: list[str]) -> dict[int, set[str]]:
+    """The left sides' columns the join matches on, by side: the other column of each equality in ON that
+    involves the right side, or a USING name on every left side."""
+    using = join.args.get("using") or []
+    if using:
+        names = {normalise(i) if isinstance(i, exp.Identifier) else i.name.lower() for i in using}
+        return {i: set(names) for i in range(len(aliases))}
+    on = join.args.get("on")
+    found: dict[int, set[str]] = {}
+    for eq in on.find_all(exp.EQ) if on is not None else []:
+        pair = [eq.this, eq.expression]
+        if not all(isinstance(c, exp.Column) and c.table for c in pair):
+            continue
+        tables = [normalise(c.args["table"]) for c in pair]
+        if alias in tables:
+            other = pair[1 - tables.index(alias)]
+            qualifier = normalise(other.args["table"])
+            if qualifier in aliases:
+                name = normalise(other.this) if isinstance(other.this, exp.Identifier) else other.name
+                found.setdefault(aliases.index(qualifier), set()).add(name)
+    return found
+
+
+def _same_rows(
+    index: int,
+    left: dict[int, set[str]],
+    keys: frozenset[str],
+    unique: list[list[frozenset[str]]],
+    origins: list[str | None],
+) -> bool:
+    """Both sides project the rows of one table one for one and the join matches them on the same unique key:
+    every left row finds its own row on the right (`orders o left join order_amounts a using (order_id)` where
+    both are `select … from orders`)."""
+    if len(origins) <= index or origins[index] is None or len(left) != 1:
+        return False
+    ((i, left_keys),) = left.items()
+    return (
+        origins[i] == origins[index]
+        and left_keys == set(keys)
+        and any(k <= keys for k in unique[index])
+        and any(k <= frozenset(left_keys) for k in unique[i])
+    )
+
+
 def _describe(join: exp.Join) -> str:
     text = join.sql()
     return text if len(text) <= 160 else text[:157] + "..."
@@ -68,6 +113,8 @@ def join_notes(
     joins: list[exp.Join],
     sides: list[tuple[str, set[str]]],
     unique: list[list[frozenset[str]]],
+    origins: list[str | None] | None = None,
+    same_column: Callable[[int, int, str], bool] | None = None,
 ) -> dict[int, set[RowNote]]:
     """`sides[i]` is (alias, base tables) of the FROM source (i = 0) and each joined source; `unique[i]` the key
     sets known to be unique in it. Per side: how the joins may repeat its rows, or reach them only where matched."""
@@ -93,8 +140,17 @@ def join_notes(
             )
             for i in range(index):
                 add(i, "repeats", why)
-        add(index, "repeats", f"{text}: a row of {alias} reaches every output row that matches it")
-        if side in ("LEFT", "FULL"):
+        left = _left_keys(join, alias, [a for a, _ in sides[:index]])
+        left_unique = bool(left) and all(
+            any(k <= keys_ for k in unique[i]) and not any(n.kind == "repeats" for n in notes[i])
+            for i, keys_ in left.items()
+        )
+        if not left_unique:
+            add(index, "repeats", f"{text}: a row of {alias} reaches every output row that matches it")
+        same = _same_rows(index, left, keys, unique, origins or []) and all(
+            same_column is not None and same_column(i, index, key) for i in left for key in keys
+        )
+        if side in ("LEFT", "FULL") and not same:
             add(index, "matched", f"{text}: rows without a match in {alias} get NULL whatever the change")
         if side in ("RIGHT", "FULL"):
             for i in range(index):

@@ -31,7 +31,7 @@ from tools.transforms.categories import (
     text_function_chain,
 )
 from tools.transforms.evaluate import evaluate
-from tools.transforms.nodes import Scalar
+from tools.transforms.nodes import Scalar, is_source, literal, peel, shown
 from tools.transforms.values import Depends, NotEvaluable, NotTrue
 
 _MUTATION: TypeAdapter[Mutation] = TypeAdapter(Mutation)
@@ -142,6 +142,17 @@ def _category_remap(
 ) -> Outcome:
     mapping: dict[str, str] = mutation.model_dump()["mapping"]
     note = ""
+    fallback = _text_fallback(node)
+    if fallback is not None:  # COALESCE(x, 'none'): the NULL rows keep 'none'; the others are remapped as x is
+        inner = peel(node, "string")
+        subject = peel(inner.this, "string")
+        outcome = (
+            Outcome(mutation) if is_source(subject, source) else _category_remap(mutation, subject, source, integers)
+        )
+        derived_mapping = outcome.mutation.model_dump()["mapping"] if outcome.mutation is not None else {}
+        if fallback in derived_mapping:
+            raise Refused(f"the remap renames {fallback!r}, which {shown(inner)} also gives to NULL rows")
+        return outcome
     try:
         if text_function_chain(node, source):
             derived = remap_through_text(mapping, node, source)
@@ -153,6 +164,15 @@ def _category_remap(
     if not derived:
         return Outcome(None, "every remapped value gives the same output as before")
     return Outcome(same_rows(mutation, "category_remap", mapping=derived), note)
+
+
+def _text_fallback(node: exp.Expr) -> str | None:
+    """'none' of COALESCE(expr, 'none'); None for any other expression."""
+    inner = peel(node, "string")
+    if isinstance(inner, exp.Coalesce) and len(inner.expressions) == 1:
+        value = literal(peel(inner.expressions[0], "string"))
+        return value if isinstance(value, str) else None
+    return None
 
 
 def _identity_only(

@@ -199,7 +199,18 @@ def _resolve_select(select: exp.Select, env: Env) -> Relation:
     if reason:
         unreadable = tuple((name, Unreadable(reason)) for name, _ in columns)
         return Relation(unreadable, (Opaque(reason),) if open_ else (), _row_columns(select, clause), notes, unique)
-    return Relation(tuple(columns), tuple(open_), _row_columns(select, clause), notes, unique)
+    origin = _origin(select, clause)
+    return Relation(tuple(columns), tuple(open_), _row_columns(select, clause), notes, unique, origin)
+
+
+def _origin(select: exp.Select, clause: FromClause) -> str | None:
+    keeps_rows = not any(select.args.get(k) for k in ("where", "group", "having", "qualify", "limit", "offset"))
+    if not keeps_rows or len(clause.sources) != 1 or clause.joins or select.args.get("distinct"):
+        return None
+    source = clause.sources[0][1]
+    if any(agg.find_ancestor(exp.Window, exp.Select) is select for agg in select.find_all(exp.AggFunc)):
+        return None
+    return source.name if isinstance(source, BaseTable) else source.origin if isinstance(source, Relation) else None
 
 
 def _sides_read(projection: exp.Expr, clause: FromClause) -> set[int]:
@@ -260,7 +271,16 @@ def _join_notes(clause: FromClause, env: Env) -> dict[int, set[RowNote]]:
         return {}
     sides = [(alias, _tables(source)) for alias, source in clause.sources]
     unique = [_source_unique(source, env) for _, source in clause.sources]
-    return join_notes(clause.joins, sides, unique)
+    origins = [
+        s.name if isinstance(s, BaseTable) else s.origin if isinstance(s, Relation) else None for _, s in clause.sources
+    ]
+
+    def same_column(left: int, right: int, name: str) -> bool:
+        """Both sides' `name` is the same base column (not two columns that happen to share a name)."""
+        a, b = (_lookup(clause.sources[i][1], name) for i in (left, right))
+        return not isinstance(a, Unreadable) and not isinstance(b, Unreadable) and a.sql() == b.sql()
+
+    return join_notes(clause.joins, sides, unique, origins, same_column)
 
 
 def _unique_keys(

@@ -65,6 +65,9 @@ class Relation:
     """Base tables whose rows a JOIN here or in a source may repeat, or reach only where matched (joins.py)."""
     unique: tuple[frozenset[str], ...] = ()
     """Sets of output columns known to identify a row (GROUP BY keys, DISTINCT, or a unique key passed through)."""
+    origin: str | None = None
+    """The base table whose rows these are, one for one, when the query only projects them (no filter, join,
+    grouping, DISTINCT or LIMIT): two such relations of one origin joined on a unique key match every row."""
 
     def lookup(self, name: str) -> Resolved | None:
         for key, value in self.columns:
