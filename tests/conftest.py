@@ -29,7 +29,12 @@ if TYPE_CHECKING:
 # built once. The browser tests share a chat server per module and load the CPU; the dbt world (~55 s) lives in
 # its worker's PostgreSQL server, as the Feast world (~40 s) does. Other session fixtures (the seeded home, the real
 # world: seconds) are per worker.
-_GROUP_FIXTURES = {"dbt_world": "dbt_world", "dbt_world_copy": "dbt_world", "feast_catalog": "feast_world"}
+_GROUP_FIXTURES = {
+    "dbt_world": "dbt_world",
+    "dbt_world_copy": "dbt_world",
+    "feast_catalog": "feast_world",
+    "dbt_style_world": "dbt_style_world",
+}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
@@ -139,6 +144,7 @@ def postgres_url(postgres_cluster: Cluster) -> str:
 
 # ---------------------------------------------------------------------------------------------------- the dbt world
 if TYPE_CHECKING:
+    from tests.realworld.dbt_style_world import StyleWorld
     from tests.realworld.dbt_world import DbtWorld
 
 
@@ -151,6 +157,16 @@ def dbt_world(tmp_path_factory: pytest.TempPathFactory, postgres_cluster: Cluste
     from tests.realworld.dbt_world import build_dbt_world
 
     return build_dbt_world(tmp_path_factory.mktemp("dbt-world"), postgres_cluster)
+
+
+@pytest.fixture(scope="session")
+def dbt_style_world(tmp_path_factory: pytest.TempPathFactory, postgres_cluster: Cluster) -> StyleWorld:
+    """The style-guide dbt world (tests/realworld/dbt_style_world.py): a separate reader's dbt project on the
+    session's PostgreSQL server, built by the dbt CLI and ingested by DataHub's postgres and dbt sources through a
+    REST sink (~25 s). Read-only."""
+    from tests.realworld.dbt_style_world import build_style_world
+
+    return build_style_world(tmp_path_factory.mktemp("dbt-style-world"), postgres_cluster)
 
 
 @pytest.fixture
