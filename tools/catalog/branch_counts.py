@@ -19,14 +19,18 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from tools.errors import ServiceFailure
+
 WAREHOUSE_ENV = "PROVENANCE_WAREHOUSE_URL"
 TIMEOUT_SECONDS = 30
 
 log = logging.getLogger(__name__)
 
 
-class WarehouseError(RuntimeError):
+class WarehouseError(ServiceFailure):
     """The warehouse could not answer; the message says which statement and why."""
+
+    service = "the warehouse (PROVENANCE_WAREHOUSE_URL)"
 
 
 @dataclass

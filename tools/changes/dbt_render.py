@@ -12,6 +12,7 @@ stripped; one whose macros changed is reviewed by hand)."""
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -116,19 +117,27 @@ def _ephemeral_folders(config: dict[str, Any]) -> list[str]:
     return [f"{str(model_paths[0]).rstrip('/')}/{folder}" for folder in found]
 
 
-class _Returned(Exception):  # noqa: N818 (a control-flow signal, as dbt's own `return` is)
-    def __init__(self, value: Any) -> None:
-        self.value = value
+_STATE = threading.local()
+"""`returns`: one slot per macro call in progress on this thread; `return(x)` fills the innermost."""
+
+
+def _returns() -> list[list[Any]]:
+    if not hasattr(_STATE, "returns"):
+        _STATE.returns = []
+    stack: list[list[Any]] = _STATE.returns
+    return stack
 
 
 def _returning(macro: Any) -> Any:
-    """A macro as dbt calls it: its `{{ return(x) }}` is its value."""
+    """A macro as dbt calls it: the value of its `{{ return(x) }}`, else its rendered text."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        _returns().append([])
         try:
-            return macro(*args, **kwargs)
-        except _Returned as returned:
-            return returned.value
+            text = macro(*args, **kwargs)
+        finally:
+            slot = _returns().pop()
+        return slot[-1] if slot else text
 
     return call
 
@@ -197,8 +206,11 @@ class Renderer:
                 raise RenderError(f"env_var({name!r}) has no default (the host's environment is never read)")
             return default
 
-        def returned(value: Any) -> None:
-            raise _Returned(value)
+        def returned(value: Any) -> str:
+            if not _returns():
+                raise RenderError("return() outside a macro")
+            _returns()[-1].append(value)
+            return ""
 
         return {
             "ref": ref,
