@@ -70,3 +70,22 @@ def test_a_filter_or_join_key_change_reaches_the_columns_it_decides(warehouse: S
         given = answers(change, paths[change.id], warehouse)
         decided = {"payment_status_renamed": "paid_with_gift_card", "us_orders_unlinked": "loyalty_tier"}[change.id]
         assert given[decided].kind == "incomplete" and "filters, joins, groups or orders rows" in given[decided].why
+
+
+def test_each_derivation_is_verified_by_execution_in_the_warehouse(warehouse: StyleWorld, tmp_path: Path) -> None:
+    from pydantic import TypeAdapter
+
+    from tools.catalog.discovery import AffectedFeature
+    from tools.experiment.carry import carry
+    from tools.mutations import Mutation
+
+    change = next(c for c in changes() if c.id == "loyalty_silver_into_gold")
+    paths = all_paths(warehouse, [change], tmp_path / "home")[change.id]
+    path = next(p for (urn, column), p in paths.items() if urn in warehouse.mart_urns and column == "loyalty_tier")
+    link = AffectedFeature(
+        urn="urn:li:mlFeature:(style,loyalty_tier)", name="loyalty_tier", dataset_urn=path[-1].dataset_urn,
+        column="loyalty_tier", path=path, precision="column",
+    )  # fmt: skip
+    carried = carry(TypeAdapter(Mutation).validate_python(change.mutation()), [link])
+    assert carried.refusal is None, carried.refusal
+    assert any("verified by execution on" in line for line in carried.explanations), carried.explanations

@@ -33,36 +33,22 @@ class WarehouseError(ServiceFailure):
     service = "the warehouse (PROVENANCE_WAREHOUSE_URL)"
 
 
-@dataclass
-class BranchCounter:
-    url: str
-    problems: list[str] = field(default_factory=list)
-    _counts: dict[str, float] = field(default_factory=dict)
-    _engine: Any = None
+class ReadOnlyWarehouse:
+    """Runs single SELECTs Provenance built, read-only (PostgreSQL: a READ ONLY transaction with a statement
+    timeout), always rolled back."""
 
-    @classmethod
-    def from_environment(cls) -> BranchCounter | None:
-        url = os.environ.get(WAREHOUSE_ENV, "").strip()
-        return cls(url) if url else None
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._engine: Any = None
 
-    def counts(self, statements: list[str], dialect: str | None) -> dict[str, float]:
-        for statement in dict.fromkeys(statements):
-            if statement in self._counts:
-                continue
-            try:
-                self._counts[statement] = self._count(statement, dialect)
-            except WarehouseError as exc:
-                self.problems.append(str(exc))
-        return {s: self._counts[s] for s in statements if s in self._counts}
-
-    def _count(self, statement: str, dialect: str | None) -> float:
+    def rows(self, statement: str, dialect: str | None) -> list[tuple[Any, ...]]:
         try:
             parsed = sqlglot.parse(statement, read=dialect)
         except (ParseError, TokenError) as exc:
-            raise WarehouseError(f"a branch count is not SQL Provenance can check: {exc}") from exc
+            raise WarehouseError(f"a statement Provenance built is not SQL it can check: {exc}") from exc
         if len(parsed) != 1 or not isinstance(parsed[0], exp.Select) or parsed[0].find(exp.DDL, exp.DML):
-            raise WarehouseError("a branch count is not a single SELECT; not run")
-        from sqlalchemy import create_engine, text
+            raise WarehouseError("a statement is not a single SELECT; not run")
+        from sqlalchemy import create_engine
         from sqlalchemy.exc import SQLAlchemyError
 
         try:
@@ -70,12 +56,36 @@ class BranchCounter:
                 self._engine = create_engine(self.url)
             with self._engine.connect() as conn:
                 if conn.dialect.name == "postgresql":
-                    conn.execute(text("SET TRANSACTION READ ONLY"))
-                    conn.execute(text(f"SET LOCAL statement_timeout = {TIMEOUT_SECONDS * 1000}"))
-                value = conn.exec_driver_sql(parsed[0].sql(dialect=dialect)).scalar()
+                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {TIMEOUT_SECONDS * 1000}")
+                found = [tuple(row) for row in conn.exec_driver_sql(parsed[0].sql(dialect=dialect)).fetchall()]
                 conn.rollback()
         except SQLAlchemyError as exc:
-            raise WarehouseError(
-                f"{WAREHOUSE_ENV}: counting a UNION ALL branch failed: {str(exc).splitlines()[0]}"
-            ) from exc
-        return float(value or 0)
+            raise WarehouseError(f"{WAREHOUSE_ENV}: the warehouse refused a read: {str(exc).splitlines()[0]}") from exc
+        return found
+
+
+@dataclass
+class BranchCounter:
+    url: str
+    problems: list[str] = field(default_factory=list)
+    _counts: dict[str, float] = field(default_factory=dict)
+    _warehouse: ReadOnlyWarehouse | None = None
+
+    @classmethod
+    def from_environment(cls) -> BranchCounter | None:
+        url = os.environ.get(WAREHOUSE_ENV, "").strip()
+        return cls(url) if url else None
+
+    def counts(self, statements: list[str], dialect: str | None) -> dict[str, float]:
+        if self._warehouse is None:
+            self._warehouse = ReadOnlyWarehouse(self.url)
+        for statement in dict.fromkeys(statements):
+            if statement in self._counts:
+                continue
+            try:
+                rows = self._warehouse.rows(statement, dialect)
+                self._counts[statement] = float((rows[0][0] if rows else 0) or 0)
+            except WarehouseError as exc:
+                self.problems.append(str(exc))
+        return {s: self._counts[s] for s in statements if s in self._counts}

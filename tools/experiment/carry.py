@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from tools.catalog.discovery import AffectedFeature
 from tools.catalog.sql_source import step_expression
+from tools.experiment.verify import Check, Verifier
 from tools.mutations import Mutation
-from tools.transforms.derive import compose
+from tools.transforms.derive import compose, derive
+from tools.transforms.expressions import ColumnExpression
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,8 @@ class Carried:
     refusal: str | None = None
 
 
-def carry(mutation: Mutation, links: list[AffectedFeature]) -> Carried:
+def carry(mutation: Mutation, links: list[AffectedFeature], verifier: Verifier | None = None) -> Carried:
+    verifier = verifier or Verifier.from_environment()
     mutations: dict[str, Mutation] = {}
     explanations: list[str] = []
     unchanged: list[str] = []
@@ -46,8 +49,11 @@ def carry(mutation: Mutation, links: list[AffectedFeature]) -> Carried:
         derived = compose(mutation, [(e, src) for e, src in steps if src is not None])
         if derived.refused:
             return Carried({}, explanations, unchanged, f"{link.column} ({via}): {derived.explanation}")
+        checked = _checked(mutation, [(e, src) for e, src in steps if src is not None], verifier)
+        if checked is not None and not checked.agrees:
+            return Carried({}, explanations, unchanged, f"{link.column} ({via}): {checked.said}")
         if steps:
-            explanations.append(derived.explanation)
+            explanations.append(derived.explanation + (f" ({checked.said})" if checked is not None else ""))
         if derived.unchanged or derived.mutation is None:
             unchanged.append(link.column)
             continue
@@ -63,3 +69,22 @@ def carry(mutation: Mutation, links: list[AffectedFeature]) -> Carried:
         mutations[link.column] = derived.mutation
     unchanged = [c for c in dict.fromkeys(unchanged) if c not in mutations]
     return Carried(mutations, list(dict.fromkeys(explanations)), unchanged)
+
+
+def _checked(
+    mutation: Mutation, steps: list[tuple[ColumnExpression, tuple[str, str]]], verifier: Verifier
+) -> Check | None:
+    """Each hop's derivation run in the warehouse (verify.py); the first disagreement, else what was checked."""
+    said: list[str] = []
+    current: Mutation | None = mutation
+    for expression, source in steps:
+        if current is None:
+            break
+        step = derive(current, expression, source)
+        outcome = None if step.unchanged else step.mutation
+        check = verifier.check(current, expression, source, outcome)
+        if not check.agrees:
+            return check
+        said.append(check.said)
+        current = outcome
+    return Check(True, "; ".join(dict.fromkeys(said))) if said else None

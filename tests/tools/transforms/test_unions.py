@@ -65,7 +65,7 @@ def test_the_counter_runs_only_a_single_select_and_counts_each_branch(tmp_path: 
     counter = BranchCounter(f"sqlite:///{db}")
     good = "SELECT count(*) FROM (SELECT x FROM t WHERE x > 2) AS branch"
     assert counter.counts([good, "DELETE FROM t"], None) == {good: 4.0}
-    assert counter.problems == ["a branch count is not a single SELECT; not run"]
+    assert counter.problems == ["a statement is not a single SELECT; not run"]
     with sqlite3.connect(db) as conn:
         assert conn.execute("select count(*) from t").fetchone() == (7,)
     conn.close()
