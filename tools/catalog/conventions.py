@@ -38,6 +38,9 @@ class Conventions(_Frozen):
     production: ProductionMarkers
     mirror_platforms: tuple[str, ...] = ()
     identity_transforms: tuple[str, ...] = Field(default=("IDENTITY", "COPY"))
+    copy_edge_platforms: tuple[str, ...] = ()
+    """Platforms whose column edges that record no transform the user declares to be copies (e.g. a feature
+    store's feature views): carried as is, and said so in the path as the user's assumption, never Provenance's."""
     sha256: str = ""
     path: str = ""
 
@@ -47,6 +50,9 @@ class Conventions(_Frozen):
             return False
         head = transform.split(":", 1)[0].strip().upper()
         return head in {t.upper() for t in self.identity_transforms if t.strip()}
+
+    def declares_copy(self, platform: str | None) -> bool:
+        return platform is not None and platform.lower() in {p.lower() for p in self.copy_edge_platforms}
 
     def is_mirror(self, platform: str | None) -> bool:
         return platform is not None and platform.lower() in {p.lower() for p in self.mirror_platforms}

@@ -121,6 +121,7 @@ class SqlSource:
         self, paths: dict[Key, list[LineageStep]], edges: dict[str, list[FineGrainedEdge]]
     ) -> dict[Key, list[LineageStep]]:
         """`paths` with every step that is not a copy carrying its expression, or why it is unknown."""
+        paths = self._declared_copies(paths)
         needs = [
             (key, i)
             for key, steps in paths.items()
@@ -236,6 +237,20 @@ class SqlSource:
                 steps[i] = step.model_copy(
                     update={"expression": counted.sql(dialect=step.dialect), "expression_from": where}
                 )
+        return out
+
+    def _declared_copies(self, paths: dict[Key, list[LineageStep]]) -> dict[Key, list[LineageStep]]:
+        """Untransformed edges into a platform conventions.yaml declares (`copy_edge_platforms`) carry as is, noted as
+        the user's assumption."""
+        if not self.conventions.copy_edge_platforms:
+            return paths
+        out = {key: list(steps) for key, steps in paths.items()}
+        for steps in out.values():
+            for i, step in enumerate(steps):
+                platform = dataset_parts(step.dataset_urn)[0]
+                if i > 0 and not (step.transform or "").strip() and self.conventions.declares_copy(platform):
+                    note = f"assumed a copy: conventions.yaml copy_edge_platforms lists {platform} (your declaration)"
+                    steps[i] = step.model_copy(update={"transform": None, "note": note})
         return out
 
     def _with_schema_problems(self, unknown: str) -> str:

@@ -56,3 +56,26 @@ def test_a_replacement_file_is_used_and_a_broken_one_is_refused_by_name(
         load_conventions(broken)
     with pytest.raises(ConventionsError, match="cannot read"):
         load_conventions(tmp_path / "missing.yaml")
+
+
+def test_untransformed_edges_are_copies_only_where_the_user_declares_it(tmp_path: Path) -> None:
+    import asyncio
+
+    from tools.catalog.discovery import LineageStep
+    from tools.catalog.sql_source import SqlSource, carries_as_is, not_carried
+
+    feast = "urn:li:dataset:(urn:li:dataPlatform:feast,driver_stats,PROD)"
+    path = [
+        LineageStep(dataset_urn="urn:li:dataset:(urn:li:dataPlatform:postgres,db.public.trips,PROD)", column="fare"),
+        LineageStep(dataset_urn=feast, column="fare", transform=None),
+    ]
+    default = load_conventions()
+    assert default.copy_edge_platforms == () and not carries_as_is(path[1], default)  # assumed nothing by default
+    declared_file = tmp_path / "conventions.yaml"
+    text = (Path(default.path).read_text()).replace("copy_edge_platforms: []", "copy_edge_platforms: [feast]")
+    declared_file.write_text(text)
+    declared = load_conventions(declared_file)
+    annotated = asyncio.run(SqlSource(None, declared, {}).annotate({(feast, "fare"): path}, {}))  # type: ignore[arg-type]
+    step = annotated[(feast, "fare")][1]
+    assert carries_as_is(step, declared) and not_carried(annotated[(feast, "fare")], declared) == []
+    assert step.note is not None and "your declaration" in step.note and "feast" in step.note
