@@ -87,6 +87,19 @@ def model_name(urn: str) -> str:
     return parts[1] if len(parts) >= 3 else urn
 
 
+DEFAULT_SCHEMAS = frozenset({"public", "dbo", "main"})
+"""The schema a warehouse uses when none is named: `payments.transactions` is payments.public.transactions."""
+
+
+def _names(hint: str, name: str) -> bool:
+    """The hint is the name, its last dotted parts, or database.table with the default schema left out
+    (case-insensitive)."""
+    wanted, parts = hint.lower().split("."), name.lower().split(".")
+    if len(wanted) <= len(parts) and parts[-len(wanted) :] == wanted:
+        return True
+    return len(wanted) == 2 and len(parts) == 3 and parts[1] in DEFAULT_SCHEMAS and [parts[0], parts[2]] == wanted
+
+
 def _score(hint: str, candidate: str) -> float:
     ratio = difflib.SequenceMatcher(None, hint.lower(), candidate.lower()).ratio()
     hint_parts, cand_parts = hint.lower().split("."), candidate.lower().split(".")
@@ -142,7 +155,19 @@ async def resolve_field(reader: CatalogReader, subject: str, conventions: Conven
         close = [dataset_name(u) for u in await similar_names(reader, hint, "dataset")]
         guess = f"; did you mean {', '.join(f'{name}.{field}' for name in close)}?" if close else ""
         raise CatalogInputError(f"no dataset in the catalog matches '{hint}'{where}{guess}")
-    ranked = sorted(candidates, key=lambda urn: _score(hint, dataset_name(urn)), reverse=True)
+    # A name resolves exactly or not at all: the whole name, or its last dotted parts (`public.transactions`,
+    # `transactions`), case-insensitively. A close name (`billing.transactions` for payments.public.transactions,
+    # a typo) is a question, never an answer about another table.
+    named = [u for u in candidates if _names(hint, dataset_name(u))]
+    if not named:
+        close = [dataset_name(u) for u in sorted(candidates, key=lambda u: _score(hint, dataset_name(u)), reverse=True)]
+        close = list(dict.fromkeys(close))[:3] or [
+            dataset_name(u) for u in await similar_names(reader, hint, "dataset")
+        ]
+        where = f" on platform {platform}" if platform else ""
+        guess = f"; did you mean {', '.join(f'{name}.{field}' for name in close)}?" if close else ""
+        raise CatalogInputError(f"no dataset named '{hint}'{where} in the catalog{guess}")
+    ranked = sorted(named, key=lambda urn: _score(hint, dataset_name(urn)), reverse=True)
     top = _score(hint, dataset_name(ranked[0]))
     tied = [u for u in ranked if abs(_score(hint, dataset_name(u)) - top) < 1e-9]
     # A mirror (e.g. the mlflow dataset named after a table) stands for a table; the table carries the lineage.

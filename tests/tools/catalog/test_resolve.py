@@ -57,3 +57,25 @@ def test_a_bare_field_no_dataset_has_says_so(shared_catalog: SharedCatalog) -> N
     assert message == (
         "no dataset found for the field 'no_such_column'; name its dataset too, e.g. 'schema.table.no_such_column'"
     )
+
+
+def test_a_table_that_is_not_there_is_asked_about_never_substituted(shared_catalog: SharedCatalog) -> None:
+    """Issue 37: `billing.transactions` is no table of this catalog; answering about payments.public.transactions
+    would test (and might publish) a verdict about another table."""
+    message = _error(shared_catalog, lambda r: resolve_field(r, "billing.transactions.amount"))
+    assert "no dataset named 'billing.transactions'" in message
+    assert "did you mean payments.public.transactions.amount" in message
+
+
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "payments.public.transactions.amount",
+        "PAYMENTS.Public.Transactions.amount",
+        "public.transactions.amount",
+        "transactions.amount",
+        "payments.transactions.amount",  # database.table: PostgreSQL's default schema left out
+    ],
+)
+def test_a_name_resolves_when_it_is_the_table_or_its_tail(shared_catalog: SharedCatalog, subject: str) -> None:
+    assert shared_catalog.run(lambda r: resolve_field(r, subject)) == (POSTGRES_TABLE_URN, "amount")
