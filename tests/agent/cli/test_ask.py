@@ -95,3 +95,18 @@ def test_the_terminal_prompt_says_the_change_tested_before_asking(
     assert lines[at + 3].startswith("  - set tag urn:li:tag:provenance:BLOCK on ")
     assert catalog_write_count(db) == before
     assert "Publication: rejected" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What depends on billing.transactions.amount?", "What happens if billing.transactions.amount is sent in cents?"],
+)
+def test_a_table_that_is_not_in_the_catalog_is_asked_about_never_substituted(seeded_home: Path, question: str) -> None:
+    """Issue 37: no table billing.transactions exists; the answer must not be about payments.public.transactions."""
+    db = seeded_home / "catalog.db"
+    before = catalog_write_count(db)
+    done = _cli(seeded_home, "ask", question)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert "no dataset named 'billing.transactions'" in said and "did you mean payments.public.transactions" in said
+    assert "Verdict" not in done.stdout and catalog_write_count(db) == before
