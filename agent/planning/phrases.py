@@ -181,12 +181,17 @@ ASSESS_STRONG: Final = rx(
     r"|\b(?:break|breaks|hurt|hurts|degrade|degrades|affect|affected)\b[^?!]{0,200}?\bif\b"
     r"|\bis\s+it\s+safe\s+to\b|\bcan\s+we\s+safely\b"
     r"|\bif\b[^?!]{0,200}?\b(?:degrade|break|hurt|affect|harm)\w*"
+    # a change asked about by its verdict: "what would the verdict be if …", "would it BLOCK if …"
+    r"|\b(?:verdict|result|outcome|answer)s?\s+(?:\w+\s+){0,2}?(?:be|is|look)\b[^?!]{0,40}?\bif\b"
+    r"|\b(?:would|will|does|do|could)\s+(?:\w+\s+){0,3}?(?:pass|block|warn|fail|break)\w*\b[^?!]{0,200}?\bif\b"
     r"|^\W*(?:(?:please|pls|can\s+you|could\s+you|let'?s|let\s+us|i\s+want\s+to|i'?d\s+like\s+to)\s+)?"
     r"(?:simulate|assess|test|evaluate|try)\b"
 )
 TOLERANCE: Final = rx(
     r"\btolerance\s+(?:map|scan)s?\b|\bhow\s+(?:much|far)\s+(?:\w+\s+){0,3}?can\s+(?:\S+\s+){0,4}?(?:take|tolerate|"
     r"move|change|drift|shift)\b|\b(?:scan|map)\s+(?:the\s+)?tolerance\b|\btolerances?\s+(?:of|for)\b"
+    r"|\bhow\s+(?:robust|sensitive|resilient|fragile|tolerant)\b"
+    r"|\bhow\s+many\s+(?:nulls?|missing\s+values?|empty\s+values?)\s+(?:can|could|will|would)\b"
 )
 TOLERANCE_OF: Final = rx(r"\btolerances?\s+(?:map|scan)s?\b")
 VERDICT: Final = rx(
@@ -202,6 +207,8 @@ OWNERS: Final = rx(
     r"|\bowner(?:s|ship)?\b|\bowned\s+by\b|\bwho\s+(?:should\s+i|do\s+i)\s+(?:ask|contact|talk\s+to)\b"
     r"|\b(?:which|what)\s+(?:team|group|squad|org\w*)\b|\bwhose\b|\bwho\s+(?:manages|runs|is\s+in\s+charge\s+of|is\s+accountable\s+for|built)\b"
     r"|\bmaintainers?\b|\bresponsible\s+(?:team|person|people)\b|\bon[-\s]call\b|\bpoint\s+of\s+contact\b"
+    r"|\bloop\s+in\b|\bwho\s+(?:do\s+i|should\s+i|to|must\s+i)\s+(?:need\s+to\s+|have\s+to\s+)?"
+    r"(?:loop|notify|tell|inform|ping|warn|alert|cc|involve)\b"
 )
 CHANGE_HINT: Final = rx(
     r"\b(?:cents?|dollars?|thousands|millions|kilo\w*|grams?|centimet\w*|milli\w*|percent(?:age)?s?|nulls?|"
@@ -216,6 +223,7 @@ DEPENDENTS: Final = rx(
     r"|\bfed\s+by\b|\bworry\s+about\b|\bwho\s+would\s+(?:notice|care)\b|\breads?\s+from\b|\breaders?\b|\bwho\s+(?:is\s+)?using\b|\bfed\s+(?:in)?to\b|\bfeeds?\b|"
     r"\bdepend\w*|\bdownstream\b|\bimpact\w*|\bconsum\w*|\blineage\b|\bused\s+by\b|\brel(?:y|ies)\s+on\b"
     r"|\b(?:who|what)\s+uses\b|\bblast\s+radius\b|\baffected\b|\b(?:readers?|users?)\s+of\b"
+    r"|\b(?:anything|anyone|something|what)\s+(?:\w+\s+){0,3}?(?:using|uses|use|reading|reads|read)\b"
     r"|\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:models?|dashboards?|jobs?|pipelines?|features?|assets?|services?|"
     r"things)\b[^?]{0,200}?\b(?:use|uses|using|read|reads|need|needs|touch|touches|rel(?:y|ies)\s+on)\b"
 )
