@@ -35,6 +35,17 @@ FEATURE_HELP = (
 )
 
 
+def port(text: str) -> int:
+    """A TCP port for argparse: 0 (a free one) to 65535; anything else is a usage error naming the range."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535; 0 picks a free one)") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0-65535; 0 picks a free one)")
+    return value
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -57,8 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="serve the embedded catalog and a read-only MCP server in the foreground; other commands reuse them",
     )
-    serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    serve.add_argument("--mcp-port", type=int, default=0, help="the MCP server's port (default: a free one)")
+    serve.add_argument("--port", type=port, default=0, help="port on 127.0.0.1 (default: a free one)")
+    serve.add_argument("--mcp-port", type=port, default=0, help="the MCP server's port (default: a free one)")
     serve.add_argument(
         "--token", default=None, help="the writer token (default: random; visible in `ps`: prefer --token-file)"
     )
@@ -101,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         "streamable HTTP on 127.0.0.1 instead, each request needing the bearer token printed at startup.",
     )
     mcp.add_argument("--http", action="store_true", help="streamable HTTP on 127.0.0.1 instead of stdio")
-    mcp.add_argument("--port", type=int, default=None, help="with --http: the port (default: a free one)")
+    mcp.add_argument("--port", type=port, default=None, help="with --http: the port (default: a free one)")
     mcp.add_argument("--token", default=None, help="with --http: the bearer token (default: a random one, printed)")
     target = scan.add_mutually_exclusive_group(required=True)
     target.add_argument("--dataset", help="dataset URN")

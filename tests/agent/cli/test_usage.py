@@ -64,6 +64,25 @@ def test_an_empty_question_is_a_usage_error_at_once(
     assert list(tmp_path.iterdir()) == []  # refused before any catalog, checkpoint or log was created
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["catalog", "serve", "--port", "99999"],
+        ["catalog", "serve", "--mcp-port", "-1"],
+        ["mcp", "--http", "--port", "x"],
+    ],
+)
+def test_a_port_out_of_range_is_a_usage_error(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    assert "(0-65535; 0 picks a free one)" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing started, nothing written
+
+
 def test_a_repeated_param_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     dataset = "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"
     args = ["assess", "--dataset", dataset, "--field", "amount", "--op", "scale", "--no-publish"]
