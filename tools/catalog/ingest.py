@@ -161,6 +161,12 @@ class PipelineReport:
     error: str | None  # an exception the pipeline raised, if any
 
 
+def _datahub_version() -> str:
+    from importlib.metadata import version
+
+    return version("acryl-datahub")
+
+
 def run_pipeline(recipe: dict[str, Any]) -> PipelineReport:
     """A complete recipe (source and sink) through DataHub's ingestion pipeline; failures reported, not raised."""
     from datahub.ingestion.run.pipeline import Pipeline
@@ -168,7 +174,18 @@ def run_pipeline(recipe: dict[str, Any]) -> PipelineReport:
     sink_log = logging.getLogger("datahub.ingestion.sink.datahub_rest")
     if not any(isinstance(f, _DefaultEmitModeNotice) for f in sink_log.filters):
         sink_log.addFilter(_DefaultEmitModeNotice())
-    pipeline = Pipeline.create(recipe, report_to=None)
+    from datahub.ingestion.run.pipeline import PipelineInitError
+
+    try:
+        pipeline = Pipeline.create(recipe, report_to=None)
+    except PipelineInitError as exc:  # an unknown or uninstalled source type, a config the source refuses
+        source_type = str((recipe.get("source") or {}).get("type") or "?")
+        version = _datahub_version()
+        raise RecipeError(
+            f"DataHub cannot start the '{source_type}' source: {exc}. If the type is right, install its plugin into "
+            f"Provenance's environment (`uv pip install --python .venv/bin/python 'acryl-datahub[{source_type}]"
+            f"=={version}'`); else fix `source.type` or `source.config`"
+        ) from exc
     error = None
     try:
         pipeline.run()
@@ -190,8 +207,11 @@ def run_recipe(path: Path, recipe: dict[str, Any], endpoint: Endpoint, secrets: 
     recipe's ${VARS} (`secrets`) replaced by ***."""
     started = time.perf_counter()
     sink = {"type": "datahub-rest", "config": {"server": endpoint.url, "token": endpoint.token or None}}
-    report = run_pipeline({**recipe, "sink": sink})
     hidden = secrets or []
+    try:
+        report = run_pipeline({**recipe, "sink": sink})
+    except RecipeError as exc:
+        raise RecipeError(f"{path}: {scrub(str(exc), hidden)}") from exc
     failures = ((report.error,) if report.error else ()) + report.source_failures + report.sink_failures
     return RecipeRun(
         recipe=path,

@@ -120,3 +120,17 @@ def test_the_values_of_a_recipes_variables_never_reach_its_report(
     assert not run.ok and run.failures
     assert not any("s3cr3t-value" in line for line in (*run.failures, *run.warnings)), run.failures
     assert any("***" in line for line in run.failures), run.failures  # the source did echo it: scrubbed
+
+
+@pytest.mark.parametrize(
+    ("source", "said"), [("snowflakez", "Did not find a registered class"), ("bigquery", "missing dependency")]
+)
+def test_a_source_that_is_not_installed_is_bad_input_naming_the_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], source: str, said: str
+) -> None:
+    monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path / "home"))
+    recipe = _recipe(tmp_path / "r.yml", f"source: {{type: {source}, config: {{project_id: x}}}}\n")
+    assert main(["catalog", "ingest", str(recipe)]) == 2
+    err = capsys.readouterr().err
+    assert f"{recipe}: DataHub cannot start the '{source}' source" in err and said in err
+    assert f"acryl-datahub[{source}]==" in err and "internal error" not in err
