@@ -142,6 +142,8 @@ def parse_trace(data: bytes, where: str) -> Trace:
         raw = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TraceError(f"{where} is not valid JSON ({exc}); it is not a readable Provenance trace") from None
+    except RecursionError:
+        raise TraceError(f"{where} is nested deeper than any Provenance trace; it is not a readable trace") from None
     if not isinstance(raw, dict):
         raise TraceError(f"{where} holds a JSON {type(raw).__name__}, not a Provenance trace object")
     version = raw.get("schema_version")

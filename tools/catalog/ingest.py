@@ -65,6 +65,8 @@ def load_recipe(path: Path) -> dict[str, Any]:
         raw = load_config_file(path, resolve_env_vars=False, allow_remote=False)
     except (yaml.YAMLError, ConfigurationError) as exc:
         raise RecipeError(f"{path} is not a readable recipe: {exc}") from exc
+    except RecursionError:
+        raise RecipeError(f"{path} is nested deeper than any recipe; it is not a readable recipe") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("source"), dict) or "type" not in raw["source"]:
         raise RecipeError(f"{path}: a recipe needs `source: {{type: …, config: …}}` (DataHub's recipe format)")
     if "sink" in raw:

@@ -108,6 +108,8 @@ def load_change_set(path: Path) -> ChangeSet:
         raise ChangeSetError(path, [f"cannot read the file: {exc}"]) from exc
     try:
         root, data = _parse(text)
+    except RecursionError:
+        raise ChangeSetError(path, ["nested deeper than a CHANGES file can be (a list of flat changes)"]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
