@@ -175,6 +175,10 @@ HELP_LOOSE: Final = rx(
     r"|\bwhat\s+(?:kinds?|sorts?|types?)\s+of\s+(?:changes|questions|things)\b|\bwhat\s+(?:questions|changes)\s+can\b"
 )
 VERDICT_WORDS: Final = re.compile(r"\b(?:PASS|BLOCK|WARNING|INCOMPLETE|BLOCKED)\b")
+PAST: Final = rx(
+    r"\b(?:was|were|did|had|last|latest|previous|previously|yesterday|earlier|already|tested|ran|got|been)\b"
+)
+"""Words that put a verdict in the past: "last verdict was PASS" asks what was found, not what a change would do."""
 ASSESS_STRONG: Final = rx(
     r"\bwhat\s+if\b|\bwhat\s+(?:happens|would\s+happen|will\s+happen|breaks|would\s+break|will\s+break|changes|"
     r"is\s+the\s+(?:impact|effect))\b[^?!]{0,200}?\bif\b"

@@ -42,6 +42,8 @@ def _intent(text: str, rest: str) -> Intent:
         (p.HELP_ONLY.fullmatch(text), Intent.HELP),
         (p.ASSESS_STRONG.search(text), Intent.ASSESS),
         (p.TOLERANCE.search(text), Intent.TOLERANCE),
+        # "amount nulls on 0.5% of rows — PASS or BLOCK?": a change asked about by its verdict, not a past verdict
+        (_verdict_of_a_change(text, rest), Intent.ASSESS),
         (p.VERDICT.search(text) or p.VERDICT_WORDS.search(text), Intent.LATEST_VERDICT),
         (p.OWNERS.search(text), Intent.OWNERS),
         (p.CHANGE_HINT.search(rest), Intent.ASSESS),
@@ -49,6 +51,13 @@ def _intent(text: str, rest: str) -> Intent:
         (p.HELP_LOOSE.search(text), Intent.HELP),
     )
     return next((intent for matched, intent in checks if matched), Intent.UNKNOWN)
+
+
+def _verdict_of_a_change(text: str, rest: str) -> bool:
+    """A change asked about by its verdict ("amount x100 on new accounts — verdict?", "… PASS or BLOCK?"), not a
+    verdict found before ("last verdict was PASS")."""
+    asks_verdict = p.VERDICT_WORDS.search(text) or re.search(r"\bverdicts?\b", text, re.IGNORECASE)
+    return bool(asks_verdict and p.CHANGE_HINT.search(rest) and not p.PAST.search(text))
 
 
 def _subject(text: str) -> _Found | None:

@@ -22,6 +22,9 @@ FIELD = "payments.public.transactions.amount"
         (f"What would the verdict be if {FIELD} is sent in cents?", Intent.ASSESS),
         (f"Would it BLOCK if {FIELD} arrives in cents?", Intent.ASSESS),
         (f"Does anything still PASS if {FIELD} gets multiplied by 100?", Intent.ASSESS),
+        (f"{FIELD} nulls on 2% of rows: PASS or BLOCK?", Intent.ASSESS),
+        (f"{FIELD} arriving in cents, verdict?", Intent.ASSESS),
+        (f"The last verdict on {FIELD} was PASS, what changed?", Intent.LATEST_VERDICT),  # a verdict found before
         (f"What was the latest verdict for {FIELD}?", Intent.LATEST_VERDICT),  # no change: still a verdict question
         (f"Did {FIELD} pass last time?", Intent.LATEST_VERDICT),
     ],
