@@ -186,7 +186,8 @@ class SqlSource:
                 if step.expression is not None or not self._ephemeral(middle.dataset_urn):
                     continue
                 query = queries.get((_field(middle), _field(step)))
-                again = self._resolve(before, step, views, statements.get(query or ""), query, self.schemas.schema)
+                fresh = step.model_copy(update={"unknown": None})
+                again = self._resolve(before, fresh, views, statements.get(query or ""), query, self.schemas.schema)
                 if again.expression is None:
                     continue
                 steps[i] = again
