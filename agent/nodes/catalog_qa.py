@@ -14,7 +14,7 @@ from agent.schemas import Intent
 from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.render import render_discovery
-from tools.catalog.resolve import resolve_field, resolve_model
+from tools.catalog.resolve import read_as, resolve_field, resolve_model
 from tools.evidence.writeback import STATUS_TAG_PREFIX
 from tools.runtime.lanes import interactive
 
@@ -23,7 +23,9 @@ def make_catalog_qa(ctx: AgentContext) -> Node:
     async def dependents(subject: str) -> str:
         discoverer = Discoverer(await ctx.handle.reader())
         pairs = await discoverer.resolve_subject(subject)  # a field, or a feature / feature view / feature service
-        return "\n\n".join([render_discovery(await discoverer.discover(d, f)) for d, f in pairs])
+        expanded = [line for d, f in pairs if (line := read_as(subject, d, f))]
+        said = [f"({'; '.join(expanded)})"] if expanded else []
+        return "\n\n".join([*said, *[render_discovery(await discoverer.discover(d, f)) for d, f in pairs]])
 
     async def owners(subject: str) -> str:
         reader = await ctx.handle.reader()

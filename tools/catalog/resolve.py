@@ -78,6 +78,16 @@ def one_column(subject: str, pairs: list[tuple[str, str]]) -> tuple[str, str]:
     raise CatalogInputError(f"{subject} reads {len(pairs)} columns; name one of them: {listed}")
 
 
+def read_as(subject: str, dataset_urn: str, field: str) -> str | None:
+    """'amount, read as payments.public.transactions.amount' when the name a person wrote was expanded (a short
+    table name, a feature's column); None when they wrote it whole (or as a URN)."""
+    written = subject.strip().strip("`'\"")
+    full = f"{dataset_name(dataset_urn)}.{field}"
+    if written.startswith("urn:li:") or written.split(":", 1)[-1].lower() == full.lower():
+        return None
+    return f"'{written}' read as {full}"
+
+
 def dataset_name(urn: str) -> str:
     return urn.split(",")[1] if urn.count(",") >= 2 else urn
 

@@ -10,6 +10,7 @@ from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN
 from tests.shared_catalog import SharedCatalog
 from tools.catalog.resolve import (
     CatalogInputError,
+    read_as,
     require_dataset,
     resolve_field,
     resolve_model,
@@ -79,3 +80,18 @@ def test_a_table_that_is_not_there_is_asked_about_never_substituted(shared_catal
 )
 def test_a_name_resolves_when_it_is_the_table_or_its_tail(shared_catalog: SharedCatalog, subject: str) -> None:
     assert shared_catalog.run(lambda r: resolve_field(r, subject)) == (POSTGRES_TABLE_URN, "amount")
+
+
+@pytest.mark.parametrize(
+    ("subject", "said"),
+    [
+        ("payments.transactions.amount", "'payments.transactions.amount' read as payments.public.transactions.amount"),
+        ("transactions.amount", "'transactions.amount' read as payments.public.transactions.amount"),
+        ("payments.public.transactions.amount", None),
+        ("PAYMENTS.public.transactions.AMOUNT", None),
+        ("postgres:payments.public.transactions.amount", None),
+        (f"urn:li:schemaField:({POSTGRES_TABLE_URN},amount)", None),
+    ],
+)
+def test_an_expanded_name_is_said(subject: str, said: str | None) -> None:
+    assert read_as(subject, POSTGRES_TABLE_URN, "amount") == said
