@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import sqlglot
@@ -31,6 +32,18 @@ class WarehouseError(ServiceFailure):
     """The warehouse could not answer; the message says which statement and why."""
 
     service = "the warehouse (PROVENANCE_WAREHOUSE_URL)"
+
+
+def warehouse_from_environment() -> ReadOnlyWarehouse | None:
+    """The warehouse `PROVENANCE_WAREHOUSE_URL` names, one per URL for the process (its engine pools connections);
+    None when unset."""
+    url = os.environ.get(WAREHOUSE_ENV, "").strip()
+    return _warehouse(url) if url else None
+
+
+@lru_cache(maxsize=4)
+def _warehouse(url: str) -> ReadOnlyWarehouse:
+    return ReadOnlyWarehouse(url)
 
 
 class ReadOnlyWarehouse:
@@ -67,24 +80,21 @@ class ReadOnlyWarehouse:
 
 @dataclass
 class BranchCounter:
-    url: str
+    warehouse: ReadOnlyWarehouse
     problems: list[str] = field(default_factory=list)
     _counts: dict[str, float] = field(default_factory=dict)
-    _warehouse: ReadOnlyWarehouse | None = None
 
     @classmethod
     def from_environment(cls) -> BranchCounter | None:
-        url = os.environ.get(WAREHOUSE_ENV, "").strip()
-        return cls(url) if url else None
+        warehouse = warehouse_from_environment()
+        return cls(warehouse) if warehouse is not None else None
 
     def counts(self, statements: list[str], dialect: str | None) -> dict[str, float]:
-        if self._warehouse is None:
-            self._warehouse = ReadOnlyWarehouse(self.url)
         for statement in dict.fromkeys(statements):
             if statement in self._counts:
                 continue
             try:
-                rows = self._warehouse.rows(statement, dialect)
+                rows = self.warehouse.rows(statement, dialect)
                 self._counts[statement] = float((rows[0][0] if rows else 0) or 0)
             except WarehouseError as exc:
                 self.problems.append(str(exc))

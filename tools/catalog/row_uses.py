@@ -19,7 +19,7 @@ from tools.catalog.datahub import CatalogReader, FineGrainedEdge
 from tools.catalog.siblings import Sibling
 from tools.catalog.sql_source import DIALECTS, ROWS_TRANSFORM, is_jinja
 from tools.catalog.training_runs import dataset_parts
-from tools.transforms.expressions import SqlUnreadable, column_expressions
+from tools.transforms.expressions import SqlColumns, SqlUnreadable, column_expressions
 
 
 def _matches(table: str, dataset_name: str) -> bool:
@@ -35,6 +35,7 @@ class RowUses:
     edges: list[FineGrainedEdge] = field(default_factory=list)
     """The `ROWS:` edges found so far (upstream field -> each output column of the dataset whose rows it picks)."""
     _checked: set[tuple[str, str]] = field(default_factory=set)
+    _sql: dict[str, SqlColumns | None] = field(default_factory=dict)
 
     async def find(self, holders: dict[str, set[str]], hits: dict[str, list[str]]) -> dict[str, set[str]]:
         """New (dataset -> columns) reached through row uses of the holders' columns; `hits` lists each holder's
@@ -75,14 +76,8 @@ class RowUses:
         self, target: str, views: dict[str, dict[str, dict[str, object] | None]], name: str, column: str
     ) -> tuple[list[str], str]:
         for urn in [target, *(s.urn for s in self.siblings.get(target, []))]:
-            view = views.get(urn, {}).get("viewProperties") or {}
-            sql = str(view.get("formattedViewLogic") or view.get("viewLogic") or "")
-            if not sql or is_jinja(sql):
-                continue
-            platform = dataset_parts(urn)[0] or ""
-            try:
-                parsed = column_expressions(sql, dialect=DIALECTS.get(platform))
-            except SqlUnreadable:
+            parsed = self._parsed(urn, views)
+            if parsed is None:
                 continue
             if any(_matches(table, name) and col.lower() == column.lower() for table, col in parsed.row_columns):
                 outputs = sorted({*parsed.columns, *(c for c in parsed.unreadable if c != "*")})
@@ -92,3 +87,17 @@ class RowUses:
                 )
                 return outputs, why
         return [], ""
+
+    def _parsed(self, urn: str, views: dict[str, dict[str, dict[str, object] | None]]) -> SqlColumns | None:
+        """The dataset's SQL read once per discovery, however many changed columns it is checked for."""
+        if urn not in self._sql:
+            view = views.get(urn, {}).get("viewProperties") or {}
+            sql = str(view.get("formattedViewLogic") or view.get("viewLogic") or "")
+            parsed = None
+            if sql and not is_jinja(sql):
+                try:
+                    parsed = column_expressions(sql, dialect=DIALECTS.get(dataset_parts(urn)[0] or ""))
+                except SqlUnreadable:
+                    parsed = None
+            self._sql[urn] = parsed
+        return self._sql[urn]

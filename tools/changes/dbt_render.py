@@ -165,6 +165,7 @@ class Renderer:
         self.project = project
         self.env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)  # noqa: S701 (SQL, not HTML)
         self._macros: Any = None
+        self._wrapped: dict[str, Any] | None = None
         self._rendered: dict[str, str] = {}
 
     def _load_macros(self) -> Any:
@@ -224,8 +225,11 @@ class Renderer:
         }
 
     def macros(self) -> dict[str, Any]:
-        module = self._load_macros()
-        return {n: _returning(getattr(module, n)) for n in dir(module) if not n.startswith("_")}
+        """The project's macros as dbt calls them, built once per renderer."""
+        if self._wrapped is None:
+            module = self._load_macros()
+            self._wrapped = {n: _returning(getattr(module, n)) for n in dir(module) if not n.startswith("_")}
+        return self._wrapped
 
     def render(self, path: str, text: str) -> StrippedSql:
         """The model's SQL as dbt compiles it (ephemeral models it refs injected as CTEs)."""

@@ -10,13 +10,12 @@ and says so. Only SELECTs Provenance built run, read-only, as in tools/catalog/b
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
-from tools.catalog.branch_counts import WAREHOUSE_ENV, ReadOnlyWarehouse, WarehouseError
+from tools.catalog.branch_counts import ReadOnlyWarehouse, WarehouseError, warehouse_from_environment
 from tools.mutations import Mutation
 from tools.transforms.expressions import ColumnExpression
 from tools.transforms.nodes import column_key
@@ -91,8 +90,7 @@ class Verifier:
 
     @classmethod
     def from_environment(cls) -> Verifier:
-        url = os.environ.get(WAREHOUSE_ENV, "").strip()
-        return cls(ReadOnlyWarehouse(url) if url else None)
+        return cls(warehouse_from_environment())
 
     def check(
         self, mutation: Mutation, expression: ColumnExpression, source: tuple[str, str], derived: Mutation | None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from tools.catalog.branch_counts import BranchCounter
+from tools.catalog.branch_counts import BranchCounter, ReadOnlyWarehouse
 from tools.mutations.operators import Mutation
 from tools.transforms import column_expressions, derive
 from tools.transforms.unions import counting_sql, with_counts
@@ -62,7 +62,7 @@ def test_the_counter_runs_only_a_single_select_and_counts_each_branch(tmp_path: 
         conn.execute("create table t (x int)")
         conn.executemany("insert into t values (?)", [(i,) for i in range(7)])
     conn.close()
-    counter = BranchCounter(f"sqlite:///{db}")
+    counter = BranchCounter(ReadOnlyWarehouse(f"sqlite:///{db}"))
     good = "SELECT count(*) FROM (SELECT x FROM t WHERE x > 2) AS branch"
     assert counter.counts([good, "DELETE FROM t"], None) == {good: 4.0}
     assert counter.problems == ["a statement is not a single SELECT; not run"]
