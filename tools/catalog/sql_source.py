@@ -355,7 +355,8 @@ def step_expression(step: LineageStep) -> ColumnExpression:
     assert step.expression is not None and step.expression_input is not None
     table = step.expression_input[0]
     picks = frozenset({step.expression_input}) if any(kind == PICKS for kind, _ in step.row_notes) else frozenset()
-    notes = frozenset(RowNote(table, kind, why) for kind, why in step.row_notes if kind in ("repeats", "matched"))  # type: ignore[arg-type]
+    kinds = ("repeats", "spreads", "matched")
+    notes = frozenset(RowNote(table, kind, why) for kind, why in step.row_notes if kind in kinds)  # type: ignore[arg-type]
     parsed = sqlglot.parse_one(step.expression, read=step.dialect)
     found = ColumnExpression.of(step.column, parsed, step.dialect, picks, notes)
     return replace(found, integers=frozenset(tuple(pair) for pair in step.integer_inputs))  # type: ignore[misc]

@@ -9,6 +9,7 @@ identity of real arithmetic, kept only where it holds for every row (NULLs stay 
     ABS(a) -> Scaled(|f|)      SQRT(a) -> Scaled(√f), f > 0      POWER(a, n) -> Scaled(f^n), n an integer
     LN(a), LOG10(a), LOG(b, a) -> Shifted(log f) in that base, f > 0      EXP(a) -> Scaled(e^s) of Shifted(s)
     COALESCE(a, 0, ...)        -> Scaled(f) if every argument is Scaled(f) or the constant 0
+    CASE WHEN p THEN a ELSE 0  -> what a undergoes, when no condition p reads the column (0 or NULL: a scale only)
 """
 
 from __future__ import annotations
@@ -251,6 +252,27 @@ def _coalesce(c: Carrier, node: exp.Expr) -> Carried:
     raise _whole("falls back to a value the change does not carry in step (only 0 under a scale)", node)
 
 
+def _zero_or_null(part: Carried | None) -> bool:
+    return part is None or (isinstance(part, Fixed) and part.value == 0)
+
+
+def _case(c: Carrier, node: exp.Expr) -> Carried:
+    """CASE WHEN p THEN a … ELSE b END whose conditions do not read the column: each row keeps its branch, so the
+    CASE undergoes what every branch does in step (a branch that is 0 or NULL stays so under a scale)."""
+    ifs = node.args.get("ifs") or []
+    conditions = [i.this for i in ifs]
+    if any(mentions(condition, c.source) for condition in conditions):
+        raise _whole("chooses its branch by the changed column", node)
+    branches = [i.args.get("true") for i in ifs] + [node.args.get("default")]
+    parts = [None if b is None or isinstance(unparen(b), exp.Null) else c.carry(b) for b in branches]
+    changed = {part for part in parts if part is not None and not isinstance(part, Fixed)}
+    if len(changed) == 1:
+        (only,) = changed
+        if all(p == only or (isinstance(only, Scaled) and _zero_or_null(p)) for p in parts):
+            return only
+    raise _whole("has branches the change does not reach in step (only 0 or NULL beside it, under a scale)", node)
+
+
 def _round(c: Carrier, node: exp.Expr) -> Carried:
     """ROUND(a, n): a sign flip passes (rounding is symmetric); so does any change when the values have at most n
     decimal places before and after it (the rounding then changes nothing), and a shift by a number of <= n
@@ -300,7 +322,7 @@ _RULES: dict[type, Callable[[Carrier, exp.Expr], Carried]] = {
     exp.Add: _sum(1.0), exp.Sub: _sum(-1.0), exp.Mul: _mul, exp.Div: _div, exp.Abs: _abs, exp.Sqrt: _sqrt,
     exp.Ln: _ln, exp.Log: _log, exp.Exp: _exp, exp.Pow: _pow, exp.Coalesce: _coalesce, exp.Round: _round,
     exp.Nullif: _nullif, exp.Sum: _aggregate(shifts=False, positive=False), exp.Avg: _aggregate(True, False),
-    exp.Min: _aggregate(True, True), exp.Max: _aggregate(True, True),
+    exp.Min: _aggregate(True, True), exp.Max: _aggregate(True, True), exp.Case: _case,
 }  # fmt: skip
 
 

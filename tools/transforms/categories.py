@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from tools.errors import BadRequest
 from tools.transforms.evaluate import evaluate
-from tools.transforms.nodes import is_source, literal, peel, shown, unparen
+from tools.transforms.nodes import Scalar, is_source, literal, mentions, peel, shown, unparen
 from tools.transforms.values import NotEvaluable
 
 
@@ -62,11 +62,11 @@ def _listed(condition: exp.Expr, source: tuple[str, str]) -> list[str]:
         return _listed(condition.this, source) + _listed(condition.expression, source)
     if isinstance(condition, exp.EQ):
         for side, other in ((condition.this, condition.expression), (condition.expression, condition.this)):
-            value = literal(other)
+            value = literal(peel(other, "string"))
             if _is_subject(side, source) and isinstance(value, str):
                 return [value]
     if isinstance(condition, exp.In) and _is_subject(condition.this, source) and condition.expressions:
-        values = [literal(item) for item in condition.expressions]
+        values = [literal(peel(item, "string")) for item in condition.expressions]
         if all(isinstance(value, str) for value in values):
             return [str(value) for value in values]
     raise NotRemappable(f"WHEN {shown(condition)} is not `column = 'value'` or `column IN ('value', ...)`")
@@ -165,3 +165,45 @@ def remap_through_text(mapping: dict[str, str], node: exp.Expr, source: tuple[st
             raise NotRemappable(f"{other!r} and {key!r} both become {image!r}: the keys are not kept apart")
         images[key] = image
     return {images[key]: f(value) for key, value in mapping.items() if images[key] != f(value)}
+
+
+_AGGREGATES = (exp.Sum, exp.Min, exp.Max, exp.Avg)
+
+
+def _branch_value(node: exp.Expr | None, source: tuple[str, str]) -> Scalar | None | _Keep:
+    """A branch's value when it is a constant (None: NULL); KEEP for anything else (another column, an expression)."""
+    if node is None or isinstance(unparen(node), exp.Null):
+        return None
+    if mentions(node, source) or any(True for _ in node.find_all(exp.Column)):
+        return KEEP
+    try:
+        value = evaluate(node, source, None)
+    except NotEvaluable:
+        return KEEP
+    return value if isinstance(value, str | int | float | bool) else KEEP
+
+
+def remap_to_constant(mapping: dict[str, str], node: exp.Expr, source: tuple[str, str]) -> Scalar:
+    """`CASE WHEN x = 'gift_card' THEN amount ELSE 0 END` under {'gift_card': 'store_credit'}: every row that held
+    a remapped key now takes a branch that is the constant c, and every other row already gives c (each other
+    branch is c), so the output becomes c on the remapped rows and stays c elsewhere: `constant c`. Under SUM, MIN,
+    MAX or AVG (every row changed) the group's value is then c (SUM only for c = 0). Raises NotRemappable."""
+    inner = peel(node, "numeric")
+    aggregate = isinstance(inner, _AGGREGATES)
+    case = peel(inner.this, "numeric") if aggregate else peel(node, "string")
+    if not isinstance(case, exp.Case) or case.this is not None:
+        raise NotRemappable("it is not a CASE over the column, nor UPPER/LOWER/TRIM of it")
+    listed: dict[str, exp.Expr | None] = {}
+    for branch in case.args.get("ifs") or []:
+        for value in _listed(branch.this, source):
+            listed.setdefault(value, branch.args["true"])
+    default = case.args.get("default")
+    reached = [default] + [then for value, then in listed.items() if value not in mapping]
+    values = {repr(_branch_value(then, source)) for then in reached}
+    after = {repr(_branch_value(listed.get(v, default), source)) for v in mapping.values()}
+    constant = _branch_value(default if not reached[1:] else reached[1], source)
+    if len(values | after) != 1 or constant is None or isinstance(constant, _Keep):
+        raise NotRemappable(f"{shown(case)} gives the remapped rows a value that other rows do not all share")
+    if aggregate and isinstance(inner, exp.Sum) and constant != 0:
+        raise NotRemappable(f"{shown(inner)} of the constant {constant!r} depends on the group's size")
+    return constant

@@ -76,13 +76,29 @@ def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, 
     if grouped and mutation.fraction < 1.0:
         share = f"the change picks {mutation.fraction:g} of the rows at random"
         return _refused(what, where, f"{share}, but {grouped[0].sql()} combines rows: part of each group changes")
+    spread = False
     for row_note in expression.notes_for(source[0]):
-        if mutation.fraction < 1.0:
+        if row_note.kind == "repeats" and mutation.fraction < 1.0:
             share = f"the change picks {mutation.fraction:g} of the rows of {source[0]} at random"
             unknown = f"{share}, but {row_note.reason}: the share of output rows it reaches is unknown"
             return _refused(what, where, unknown)
         if row_note.kind == "matched" and mutation.op not in NULL_PRESERVING:
             return _refused(what, where, f"{row_note.reason}, so {mutation.op} does not reach them")
+        spread = spread or (row_note.kind == "spreads" and mutation.fraction < 1.0)
+    found = _through_rows(mutation, expression, source, where)
+    if spread and found.mutation is not None:
+        # The experiment picks rows one by one; here the rows sharing a dimension row change together.
+        note = (
+            f"; each output row reads at most one row of {source[0]} (its join key is unique), so each is reached "
+            f"with the change's own probability {mutation.fraction:g}, the rows that share one of its rows together"
+        )
+        return replace(found, identity=False, explanation=found.explanation + note)
+    return found
+
+
+def _through_rows(mutation: Mutation, expression: ColumnExpression, source: tuple[str, str], where: str) -> Derivation:
+    """`derive` once the rows are known to be kept: through a UNION ALL branch, an identity or an operator reader."""
+    output, what = expression.output, describe(mutation)
     try:
         branch = through_union(expression.expression, source)
     except ValueError as exc:

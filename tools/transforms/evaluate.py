@@ -240,7 +240,8 @@ def _column(ev: Evaluator, node: exp.Expr) -> Value:
 
 
 _STRICT_ONLY = (exp.Floor, exp.Ceil, exp.Substring, exp.Length, exp.Left, exp.Right, exp.Sign, exp.Pow,
-                exp.Mod, exp.StrPosition, exp.Pad)  # fmt: skip
+                exp.Mod, exp.StrPosition, exp.Pad, exp.Extract, exp.DateTrunc, exp.TimestampTrunc, exp.DateDiff,
+                exp.TimestampDiff)  # fmt: skip
 _HANDLERS: dict[type, Callable[[Evaluator, exp.Expr], Value]] = {
     exp.Column: _column, exp.Literal: _constant, exp.Boolean: _constant, exp.Null: _constant,
     exp.Paren: lambda ev, node: ev.value(node.this), exp.Neg: _neg, exp.Cast: _cast, exp.TryCast: _cast,

@@ -62,9 +62,8 @@ class ColumnExpression:
         return cls(output, expression, render(expression, dialect), upstream, dialect, row_columns, notes)
 
     def notes_for(self, table: str) -> list[RowNote]:
-        return sorted(
-            (note for note in self.row_notes if note.table == table), key=lambda n: (n.kind != "repeats", n.reason)
-        )
+        order = {"repeats": 0, "spreads": 1, "matched": 2}
+        return sorted((note for note in self.row_notes if note.table == table), key=lambda n: (order[n.kind], n.reason))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,9 @@ records what can break that (`RowNote`):
 - `repeats`: a LEFT/INNER join to a side whose join key is not known to be unique repeats the other side's rows
   (uniqueness is known from the SQL itself — a GROUP BY or DISTINCT on the key — or from the catalog: a primary key
   or a dbt `unique` test, passed in `Env.unique`);
+- `spreads`: a side joined on a key known to be unique (a dimension) reaches every output row that matches it, but
+  each output row reads at most one of its rows: a change to a random share of its rows reaches each output row with
+  that same probability (the rows sharing one dimension row change together);
 - `matched`: the right side of a LEFT join (either side of a FULL join) reaches only the output rows that found a
   match; the others get NULL whatever the change, so only NULL-preserving changes (scale, shift, nulls, a category
   remap, …) are carried, and only on every row.
@@ -23,7 +26,7 @@ from sqlglot import exp
 
 from tools.transforms.nodes import column_key, normalise
 
-RowKind = Literal["repeats", "matched"]
+RowKind = Literal["repeats", "spreads", "matched"]
 
 
 @dataclass(frozen=True)
@@ -142,11 +145,14 @@ def join_notes(
                 add(i, "repeats", why)
         left = _left_keys(join, alias, [a for a, _ in sides[:index]])
         left_unique = bool(left) and all(
-            any(k <= keys_ for k in unique[i]) and not any(n.kind == "repeats" for n in notes[i])
+            any(k <= keys_ for k in unique[i]) and not any(n.kind in ("repeats", "spreads") for n in notes[i])
             for i, keys_ in left.items()
         )
         if not left_unique:
-            add(index, "repeats", f"{text}: a row of {alias} reaches every output row that matches it")
+            # Each output row still reads one row of a side joined on its unique key: the share per row is kept.
+            spreads = any(k <= keys for k in unique[index])
+            why = f"{text}: a row of {alias} reaches every output row that matches it"
+            add(index, "spreads" if spreads else "repeats", why)
         same = _same_rows(index, left, keys, unique, origins or []) and all(
             same_column is not None and same_column(i, index, key) for i in left for key in keys
         )

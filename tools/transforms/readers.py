@@ -28,10 +28,11 @@ from tools.transforms.categories import (
     case_table,
     remap_through_case,
     remap_through_text,
+    remap_to_constant,
     text_function_chain,
 )
 from tools.transforms.evaluate import evaluate
-from tools.transforms.nodes import Scalar, is_source, literal, peel, shown
+from tools.transforms.nodes import Scalar, is_source, literal, mentions, peel, shown, unparen
 from tools.transforms.values import Depends, NotEvaluable, NotTrue
 
 _MUTATION: TypeAdapter[Mutation] = TypeAdapter(Mutation)
@@ -86,11 +87,37 @@ def _tidy(value: float) -> float:
     return float(f"{value:.15g}")
 
 
+_COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
+
+
+def _keeps_comparison(node: exp.Expr, source: tuple[str, str], start: Scaled | Shifted, integers: Integers) -> bool:
+    """`a > 0` (or >=, <, <=, =, <>) keeps every row's outcome when a is scaled by a positive factor: the sign of
+    each value is kept (= and <> with 0 keep it under any non-zero factor)."""
+    node = unparen(node)
+    if not isinstance(node, _COMPARISONS):
+        return False
+    sides = [node.this, node.expression]
+    changed = [side for side in sides if mentions(side, source)]
+    if len(changed) != 1:
+        return False
+    (side,) = changed
+    try:
+        zero = evaluate(next(s for s in sides if s is not side), source, None)
+        carried = carry(side, source, start, integers)
+    except (NotEvaluable, NotCarried):
+        return False
+    if isinstance(zero, bool) or zero != 0 or not isinstance(carried, Scaled):
+        return False
+    return carried.factor > 0 or (isinstance(node, exp.EQ | exp.NEQ) and carried.factor != 0)
+
+
 def _affine(mutation: Mutation, node: exp.Expr, source: tuple[str, str], integers: Integers = frozenset()) -> Outcome:
     params = mutation.model_dump()
     start: Scaled | Shifted = (
         Shifted(params["offset"]) if mutation.op == "shift" else Scaled(params.get("factor", -1.0))
     )
+    if _keeps_comparison(node, source, start, integers):
+        return Outcome(None, "compared with 0, whose side the change keeps every value on")
     try:
         carried = carry(node, source, start, integers)
     except NotCarried as exc:
@@ -160,7 +187,11 @@ def _category_remap(
         else:
             derived = remap_through_case(mapping, case_table(node, source))
     except NotRemappable as exc:
-        raise Refused(str(exc)) from None
+        try:
+            value = remap_to_constant(mapping, node, source)
+        except NotRemappable:
+            raise Refused(str(exc)) from None
+        return Outcome(same_rows(mutation, "constant", value=value), "every other row already gives that value")
     if not derived:
         return Outcome(None, "every remapped value gives the same output as before")
     return Outcome(same_rows(mutation, "category_remap", mapping=derived), note)

@@ -194,7 +194,7 @@ def _resolve_select(select: exp.Select, env: Env) -> Relation:
                 open_.append(source)
     notes = frozenset(n for _, v in columns if not isinstance(v, Unreadable) for n in notes_of(v))
     notes |= {n for _, source in clause.sources if isinstance(source, Relation) for n in source.row_notes}
-    first_repeats = any(note.kind == "repeats" for note in by_side.get(0, ()))
+    first_repeats = any(note.kind in ("repeats", "spreads") for note in by_side.get(0, ()))
     unique = _unique_keys(select, clause, columns, first_repeats, env)
     if reason:
         unreadable = tuple((name, Unreadable(reason)) for name, _ in columns)

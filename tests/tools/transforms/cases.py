@@ -94,6 +94,17 @@ CASES: list[Case] = [
     Case("x + y", m("scale", factor=100), Refused("adds a term")),
     Case("ROUND(x, -2)", m("scale", factor=100), Refused("ROUND(x, -2)")),
     Case("CASE WHEN x > 0 THEN x ELSE 0 END", m("scale", factor=2), Refused("CASE")),
+    Case("CASE WHEN y > 0 THEN x * 2 ELSE 0 END", m("scale", factor=3), m("scale", factor=3)),
+    Case("CASE WHEN y > 0 THEN x END", m("scale", factor=3), m("scale", factor=3)),
+    Case("CASE WHEN y > 0 THEN x ELSE y END", m("scale", factor=3), Refused("branches")),
+    Case("CASE WHEN y > 0 THEN x ELSE 0 END", m("shift", offset=2), Refused("branches")),
+    # comparisons with 0 keep their outcome under a positive scale (= and <> under any non-zero one)
+    Case("x * y > 0", m("scale", factor=3), Unchanged()),
+    Case("COALESCE(x, 0) >= 0", m("scale", factor=0.5), Unchanged()),
+    Case("x = 0", m("scale", factor=-2), Unchanged()),
+    Case("x > 0", m("scale", factor=-2), Refused("x > 0")),
+    Case("x > 1", m("scale", factor=2), Refused("x > 1")),
+    Case("x > 0", m("shift", offset=1), Refused("x > 0")),
     # shift through affine expressions
     Case("x + y", m("shift", offset=5), m("shift", offset=5)),
     Case("x - y", m("shift", offset=5), m("shift", offset=5)),
@@ -152,6 +163,22 @@ CASES: list[Case] = [
     Case("UPPER(s)", m("category_remap", mapping={"a": "b", "A": "c"}), Refused("not kept apart"), "text"),
     Case("LOWER(s)", m("category_remap", mapping={"a": "A"}), Unchanged(), domain="text"),
     Case("s || '-x'", m("category_remap", mapping={"a": "b"}), Refused("not a CASE"), domain="text"),
+    # a pivot column: the remapped rows fall to the ELSE constant every other row already gives
+    Case(
+        "CASE WHEN s = 'a' THEN x ELSE 0 END",
+        m("category_remap", mapping={"a": "b"}),
+        m("constant", value=0),
+        domain="text",
+    ),  # fmt: skip
+    Case(
+        "CASE WHEN s = 'a' THEN x ELSE 0 END", m("category_remap", mapping={"b": "a"}), Refused("CASE"), domain="text"
+    ),  # fmt: skip
+    Case(
+        "CASE WHEN s = 'a' THEN x WHEN s = 'b' THEN y ELSE 0 END",
+        m("category_remap", mapping={"a": "c"}),
+        Refused("CASE"),
+        domain="text",
+    ),  # fmt: skip
     # unseen_category: the branch the new value falls in
     Case("s", m("unseen_category", value="zz"), Same(), domain="text"),
     Case(CASE_ABC, m("unseen_category", value="zz"), m("constant", value="other"), domain="text"),

@@ -27,6 +27,7 @@ AGREES: list[tuple[str, Scalar | None]] = [
     ("NOT (x = 'a')", None), ("x BETWEEN 1 AND 3", None), ("CASE WHEN x = 'a' THEN 'A' ELSE 'o' END", None),
     ("CASE x WHEN 'a' THEN 'A' WHEN 'b' THEN 'B' END", "b"), ("CASE WHEN x > 10 THEN 'big' END", 5),
     ("IF(x > 0, 'pos', 'neg')", -2), ("ROUND(x, 2)", None), ("SUBSTRING(x, 1, 2)", None),
+    ("EXTRACT(DAY FROM x - TIMESTAMP '2024-01-01')", None), ("DATE_TRUNC('month', CAST(x AS TIMESTAMP))", None),
 ]  # fmt: skip
 
 

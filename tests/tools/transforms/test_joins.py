@@ -80,6 +80,24 @@ def test_the_dimension_side_of_a_left_join_takes_only_null_preserving_changes_on
     assert share.refused and "reaches every output row that matches it" in share.explanation
 
 
+def test_a_share_of_a_dimension_keyed_uniquely_reaches_each_output_row_with_its_own_probability() -> None:
+    """Each order reads at most one customer: nulling half the customers nulls each order's segment with
+    probability 0.5 (the orders of one customer together), so the share is carried, and said so."""
+    source, unique = ("db.analytics.customers", "segment"), {"db.analytics.customers": [["customer_id"]]}
+    change = mutation("null_inject", fraction=0.5)
+    carried = derived(DIM_JOIN, "segment", source, change, unique=unique)
+    assert carried.mutation == change and "change together" not in carried.explanation
+    assert "at most one row of db.analytics.customers" in carried.explanation and "together" in carried.explanation
+    assert {n.kind for n in column(DIM_JOIN, "segment", unique).notes_for(source[0])} == {"matched", "spreads"}
+    # Not NULL-preserving: the unmatched orders would be reached by the experiment, not by the change.
+    constant = derived(DIM_JOIN, "segment", source, mutation("constant", fraction=0.5, value="x"), unique=unique)
+    assert constant.refused and "get NULL whatever the change" in constant.explanation
+    # A fact side fanned out by a key not known to be unique stays refused: its rows are repeated, not read once.
+    fanned = derived(DIM_JOIN, "amount", ("db.analytics.orders", "amount"), mutation("scale", fraction=0.5,
+                                                                                    factor=2.0))  # fmt: skip
+    assert fanned.refused and "customer_id is unique" in fanned.explanation
+
+
 def test_postgres_parenthesised_join_text_reads_like_the_plain_join() -> None:
     view = """ SELECT d.order_id, d.amount, c.segment
    FROM (db.analytics.orders d
