@@ -16,7 +16,7 @@ from tests.realworld.style_scoring import all_paths, answers, score, summary
 
 pytestmark = pytest.mark.slow
 
-CARRIED_FLOOR = 6
+CARRIED_FLOOR = 10
 """Changes carried exactly (every feature column) as measured when this test was written: the floor, not the aim
 (issue 36 asks 90 % of the derivable ones)."""
 

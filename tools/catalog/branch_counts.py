@@ -99,3 +99,21 @@ class BranchCounter:
             except WarehouseError as exc:
                 self.problems.append(str(exc))
         return {s: self._counts[s] for s in statements if s in self._counts}
+
+    def filled(self, relation: str, column: str, dialect: str | None) -> tuple[int, int] | None:
+        """(rows, rows where `column` is not NULL) of a table or view; None when the warehouse could not say (the
+        reason is in `problems`)."""
+        try:
+            table = exp.to_table(relation, dialect=dialect)
+        except (ParseError, TokenError) as exc:
+            self.problems.append(f"{relation} is not a table name the warehouse can read: {exc}")
+            return None
+        counted = exp.Count(this=exp.column(column, quoted=True))
+        statement = exp.select(exp.Count(this=exp.Star()), counted).from_(table).sql(dialect=dialect)
+        try:
+            rows = self.warehouse.rows(statement, dialect)
+        except WarehouseError as exc:
+            self.problems.append(str(exc))
+            return None
+        total, filled = rows[0] if rows else (0, 0)
+        return int(total or 0), int(filled or 0)

@@ -34,6 +34,9 @@ class LineageStep(BaseModel):
     row_notes: list[tuple[str, str]] = []
     # Base columns of the expression the catalog types as integers: NUMERIC(p, s) of one keeps every value.
     integer_inputs: list[tuple[str, str]] = []
+    # The share of this dataset's rows whose LEFT JOIN found a match on the input's side, counted in the warehouse
+    # (matched_counts.py): a change that is not NULL-preserving reaches that share of the rows.
+    matched_share: float | None = None
 
 
 class AffectedFeature(BaseModel):

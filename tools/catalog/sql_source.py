@@ -24,6 +24,7 @@ from tools.catalog.branch_counts import BranchCounter
 from tools.catalog.conventions import Conventions
 from tools.catalog.datahub import CatalogReader, FineGrainedEdge
 from tools.catalog.discovery import LineageStep
+from tools.catalog.matched_counts import with_matched_counts
 from tools.catalog.siblings import DBT_PLATFORM, SIBLING_TRANSFORM, Sibling
 from tools.catalog.sql_schemas import UpstreamSchemas, integer_inputs
 from tools.catalog.training_runs import dataset_parts
@@ -167,7 +168,16 @@ class SqlSource:
                     out[key][i] = again
                 elif again.unknown and again.unknown != out[key][i].unknown:
                     out[key][i] = again.model_copy(update={"unknown": self._with_schema_problems(again.unknown)})
-        return self._counted(await self._typed(self._through_ephemeral(out, views, statements, queries)))
+        counted = self._counted(await self._typed(self._through_ephemeral(out, views, statements, queries)))
+        return with_matched_counts(counted, self.counter, self._relation)
+
+    def _relation(self, urn: str) -> str | None:
+        """The table or view the warehouse holds for a dataset (a dbt node's: its sibling's); None for an
+        ephemeral model."""
+        if dataset_parts(urn)[0] == DBT_PLATFORM:
+            tables = [s.urn for s in self.siblings.get(urn, []) if dataset_parts(s.urn)[0] != DBT_PLATFORM]
+            return dataset_parts(tables[0])[1] if tables else None
+        return dataset_parts(urn)[1]
 
     def _through_ephemeral(
         self,
@@ -356,7 +366,11 @@ def step_expression(step: LineageStep) -> ColumnExpression:
     table = step.expression_input[0]
     picks = frozenset({step.expression_input}) if any(kind == PICKS for kind, _ in step.row_notes) else frozenset()
     kinds = ("repeats", "spreads", "matched")
-    notes = frozenset(RowNote(table, kind, why) for kind, why in step.row_notes if kind in kinds)  # type: ignore[arg-type]
+    notes = frozenset(
+        RowNote(table, kind, why, step.matched_share if kind == "matched" else None)  # type: ignore[arg-type]
+        for kind, why in step.row_notes
+        if kind in kinds
+    )
     parsed = sqlglot.parse_one(step.expression, read=step.dialect)
     found = ColumnExpression.of(step.column, parsed, step.dialect, picks, notes)
     return replace(found, integers=frozenset(tuple(pair) for pair in step.integer_inputs))  # type: ignore[misc]

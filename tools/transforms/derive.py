@@ -76,16 +76,30 @@ def derive(mutation: Mutation, expression: ColumnExpression, source: tuple[str, 
     if grouped and mutation.fraction < 1.0:
         share = f"the change picks {mutation.fraction:g} of the rows at random"
         return _refused(what, where, f"{share}, but {grouped[0].sql()} combines rows: part of each group changes")
-    spread = False
+    spread, matched = False, None
     for row_note in expression.notes_for(source[0]):
         if row_note.kind == "repeats" and mutation.fraction < 1.0:
             share = f"the change picks {mutation.fraction:g} of the rows of {source[0]} at random"
             unknown = f"{share}, but {row_note.reason}: the share of output rows it reaches is unknown"
             return _refused(what, where, unknown)
         if row_note.kind == "matched" and mutation.op not in NULL_PRESERVING:
-            return _refused(what, where, f"{row_note.reason}, so {mutation.op} does not reach them")
+            if row_note.share is None:
+                count = "set PROVENANCE_WAREHOUSE_URL so the warehouse counts the matched rows"
+                return _refused(what, where, f"{row_note.reason}, so {mutation.op} does not reach them ({count})")
+            matched = row_note.share
         spread = spread or (row_note.kind == "spreads" and mutation.fraction < 1.0)
     found = _through_rows(mutation, expression, source, where)
+    if matched is not None and found.mutation is not None:
+        # The experiment spreads the change over every row; the matched share keeps how many rows it reaches.
+        fraction = float(f"{found.mutation.fraction * matched:.6g}")
+        note = (
+            f"; it reaches only the rows whose LEFT JOIN found a match, {matched:.3f} of them by the warehouse's "
+            f"count: carried on that share of the rows, {fraction:g}"
+        )
+        found = replace(
+            found, mutation=found.mutation.model_copy(update={"fraction": fraction}), identity=False,
+            explanation=found.explanation + note,
+        )  # fmt: skip
     if spread and found.mutation is not None:
         # The experiment picks rows one by one; here the rows sharing a dimension row change together.
         note = (

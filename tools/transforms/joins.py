@@ -34,6 +34,8 @@ class RowNote:
     table: str
     kind: RowKind
     reason: str
+    share: float | None = None
+    """For `matched`: the share of output rows that found a match, when the warehouse counted it."""
 
 
 def tables_of(node: exp.Expr) -> set[str]:
