@@ -183,13 +183,23 @@ def _resolve_select(select: exp.Select, env: Env) -> Relation:
             value = Unreadable(reason) if reason else _resolve_expr(projection.unalias(), clause)
             columns.append((name, _noted(value, by_side, _sides_read(projection, clause))))
             continue
+        # `*` over JOIN … USING: the merged columns once, first, then every side's other columns (SQL's order)
+        merged = clause.merged if isinstance(star, exp.Star) else {}
+        for name, value in merged.items():
+            columns.append((name, _noted(value, by_side, _sides_read(exp.column(name), clause))))
         for source in _star_sources(star, clause):
             sides = {i for i, (_, s) in enumerate(clause.sources) if s is source}
             if isinstance(source, Relation):
-                columns.extend((name, _noted(value, by_side, sides)) for name, value in source.columns)
+                columns.extend(
+                    (name, _noted(value, by_side, sides)) for name, value in source.columns if name not in merged
+                )
                 open_.extend(source.open)
             elif isinstance(source, BaseTable) and source.columns is not None:
-                columns.extend((normalise(c), _noted(_lookup(source, c), by_side, sides)) for c in source.columns)
+                columns.extend(
+                    (normalise(c), _noted(_lookup(source, c), by_side, sides))
+                    for c in source.columns
+                    if normalise(c) not in merged
+                )
             else:
                 open_.append(source)
     notes = frozenset(n for _, v in columns if not isinstance(v, Unreadable) for n in notes_of(v))
@@ -344,8 +354,6 @@ def _star_sources(star: exp.Expr, clause: FromClause) -> list[Source]:
     inner = star.find(exp.Star)
     if inner is not None and any(inner.args.get(key) for key in ("except_", "replace", "rename", "ilike")):
         return [Opaque("SELECT * with EXCEPT/REPLACE/RENAME")]
-    if clause.merged:
-        return [Opaque("SELECT * over a JOIN ... USING")]
     if isinstance(star, exp.Column):
         qualifier = normalise(star.args["table"]) if star.args.get("table") else ""
         found = [source for alias, source in clause.sources if alias == qualifier]

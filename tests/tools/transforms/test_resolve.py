@@ -32,8 +32,13 @@ def test_join_using_resolves_the_merged_column_to_the_left_side() -> None:
     assert result.columns["id"].upstream == {("raw.t", "id")}
     full = column_expressions("select id from raw.t full join raw.u using (id)")
     assert "FULL JOIN USING" in full.unreadable["id"]
-    star = column_expressions("select * from raw.t join raw.u using (id)", schema={"raw.t": ["id"], "raw.u": ["id"]})
-    assert "USING" in star.unreadable[ALL_COLUMNS]
+    schema = {"raw.t": ["a", "id"], "raw.u": ["id", "b"]}
+    star = column_expressions("select * from raw.t join raw.u using (id)", schema=schema)
+    assert list(star.columns) == ["id", "a", "b"] and star.columns["id"].upstream == {("raw.t", "id")}
+    qualified = column_expressions("select u.* from raw.t join raw.u using (id)", schema=schema)
+    assert list(qualified.columns) == ["id", "b"] and qualified.columns["id"].upstream == {("raw.u", "id")}
+    full = column_expressions("select * from raw.t full join raw.u using (id)", schema=schema)
+    assert "FULL JOIN USING" in full.unreadable["id"] and list(full.columns) == ["a", "b"]
 
 
 def test_lateral_natural_and_unnest_sources_are_not_followed() -> None:
