@@ -16,9 +16,11 @@ from tools.catalog.conventions import load_conventions
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.discovery import LineageStep
 from tools.catalog.lineage_walk import Discoverer
-from tools.catalog.sql_source import not_carried, step_expression
+from tools.catalog.sql_source import not_carried
+from tools.experiment.carry import derive_link
+from tools.experiment.rerun import Rerunner
+from tools.experiment.verify import Verifier
 from tools.mutations import Mutation
-from tools.transforms.derive import compose
 
 MUTATION: TypeAdapter[Mutation] = TypeAdapter(Mutation)
 
@@ -69,22 +71,20 @@ def answers(change: Change, paths: Paths, world: StyleWorld) -> dict[str, Answer
         why = f"the operator allowlist refuses the change: {exc.errors()[0]['msg']}"
         return {column: Answer("incomplete", why=why) for column in MART_COLUMNS}
     conventions = load_conventions()
+    verifier = Verifier.from_environment()
+    rerunner = Rerunner(verifier.warehouse)
     found: dict[str, list[Answer]] = {}
     for (dataset, column), path in paths.items():
         if dataset not in world.mart_urns:
             continue
-        unknown = not_carried(path, conventions)
-        if unknown:
-            found.setdefault(column, []).append(Answer("incomplete", why="; ".join(unknown)))
-            continue
-        steps = [(step_expression(s), s.expression_input) for s in path[1:] if s.expression is not None]
-        derived = compose(mutation, [(e, src) for e, src in steps if src is not None])
-        if derived.refused:
-            found.setdefault(column, []).append(Answer("incomplete", why=derived.explanation))
-        elif derived.unchanged or derived.mutation is None:
-            found.setdefault(column, []).append(Answer("unchanged", why=derived.explanation))
+        # The product's own per-link derivation (tools/experiment/carry.py): read from the SQL, else re-run.
+        outcome = derive_link(mutation, path, column, not_carried(path, conventions), verifier, rerunner)
+        if outcome.refusal is not None:
+            found.setdefault(column, []).append(Answer("incomplete", why=outcome.refusal))
+        elif outcome.unchanged or outcome.mutation is None:
+            found.setdefault(column, []).append(Answer("unchanged", why=outcome.explanation))
         else:
-            found.setdefault(column, []).append(Answer("mutation", derived.mutation.model_dump(), derived.explanation))
+            found.setdefault(column, []).append(Answer("mutation", outcome.mutation.model_dump(), outcome.explanation))
     out: dict[str, Answer] = {}
     for column, candidates in found.items():
         kinds = {a.kind for a in candidates}

@@ -41,6 +41,13 @@ def warehouse_from_environment() -> ReadOnlyWarehouse | None:
     return _warehouse(url) if url else None
 
 
+def relation_name(qualified: str, dialect: str | None) -> str:
+    """The name to read a dataset by on the warehouse connection: PostgreSQL (and Redshift) read one database per
+    connection and refuse `db.schema.table` for any other, so the database part of a catalog name is dropped."""
+    parts = qualified.split(".")
+    return ".".join(parts[1:]) if dialect in ("postgres", "redshift") and len(parts) == 3 else qualified
+
+
 @lru_cache(maxsize=4)
 def _warehouse(url: str) -> ReadOnlyWarehouse:
     return ReadOnlyWarehouse(url)
@@ -55,6 +62,10 @@ class ReadOnlyWarehouse:
         self._engine: Any = None
 
     def rows(self, statement: str, dialect: str | None) -> list[tuple[Any, ...]]:
+        return self.table(statement, dialect)[1]
+
+    def table(self, statement: str, dialect: str | None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """The statement's column names and rows."""
         try:
             parsed = sqlglot.parse(statement, read=dialect)
         except (ParseError, TokenError) as exc:
@@ -71,11 +82,12 @@ class ReadOnlyWarehouse:
                 if conn.dialect.name == "postgresql":
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {TIMEOUT_SECONDS * 1000}")
-                found = [tuple(row) for row in conn.exec_driver_sql(parsed[0].sql(dialect=dialect)).fetchall()]
+                result = conn.exec_driver_sql(parsed[0].sql(dialect=dialect))
+                names, found = list(result.keys()), [tuple(row) for row in result.fetchall()]
                 conn.rollback()
         except SQLAlchemyError as exc:
             raise WarehouseError(f"{WAREHOUSE_ENV}: the warehouse refused a read: {str(exc).splitlines()[0]}") from exc
-        return found
+        return names, found
 
 
 @dataclass
@@ -104,7 +116,7 @@ class BranchCounter:
         """(rows, rows where `column` is not NULL) of a table or view; None when the warehouse could not say (the
         reason is in `problems`)."""
         try:
-            table = exp.to_table(relation, dialect=dialect)
+            table = exp.to_table(relation_name(relation, dialect), dialect=dialect)
         except (ParseError, TokenError) as exc:
             self.problems.append(f"{relation} is not a table name the warehouse can read: {exc}")
             return None

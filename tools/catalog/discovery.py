@@ -15,6 +15,19 @@ from tools.catalog.coverage import Coverage
 from tools.catalog.datahub import EntitySummary
 
 
+class RerunPlan(BaseModel):
+    """The SQL that builds a downstream dataset from the changed table, every dataset in between inlined as a CTE
+    and the changed table read as `__provenance_changed` (tools/catalog/rerun_plan.py): the warehouse runs it with
+    that CTE unchanged and changed, and the rows are compared by `key` (tools/experiment/rerun.py)."""
+
+    sql: str
+    dialect: str | None
+    source_table: str  # the changed table, as the warehouse names it
+    source_columns: list[str]
+    key: list[str]  # columns known to be unique in the dataset (a primary key or a dbt `unique` test)
+    inlined: list[str]  # the datasets whose SQL was inlined, in order
+
+
 class LineageStep(BaseModel):
     dataset_urn: str
     column: str
@@ -37,6 +50,8 @@ class LineageStep(BaseModel):
     # The share of this dataset's rows whose LEFT JOIN found a match on the input's side, counted in the warehouse
     # (matched_counts.py): a change that is not NULL-preserving reaches that share of the rows.
     matched_share: float | None = None
+    # On a path's last step: how the warehouse can re-run its dataset with the change applied, when it can.
+    rerun: RerunPlan | None = None
 
 
 class AffectedFeature(BaseModel):

@@ -122,6 +122,25 @@ class UpstreamSchemas:
                     self.unique.setdefault(name, [[field_name(k) for k in key]])
         return dict(self._schema)
 
+    async def own_keys(self, urn: str) -> list[str]:
+        """A column set known to be unique in the dataset itself (its dbt node's `unique` tests, or its primary
+        key); [] when none is known."""
+        urns = sorted({urn, _dbt_twin(urn), *(s.urn for s in self.siblings.get(urn, []))})
+        found = await self.reader.sdk_aspects(urns, ["schemaMetadata", ASSERTIONS])
+        for value in found.values():
+            columns = unique_columns(value.get(ASSERTIONS) or [])  # type: ignore[arg-type]
+            if columns:
+                return [columns[0]]
+        for value in found.values():
+            schema = value.get("schemaMetadata") or {}
+            fields = schema.get("fields") or []
+            key = [str(k) for k in schema.get("primaryKeys") or []] or [
+                str(f["fieldPath"]) for f in fields if f.get("isPartOfKey")
+            ]
+            if key:
+                return [field_name(k) for k in key]
+        return []
+
     @property
     def schema(self) -> dict[str, list[str]]:
         """The columns read so far."""

@@ -25,6 +25,7 @@ from tools.catalog.conventions import Conventions
 from tools.catalog.datahub import CatalogReader, FineGrainedEdge
 from tools.catalog.discovery import LineageStep
 from tools.catalog.matched_counts import with_matched_counts
+from tools.catalog.rerun_paths import with_rerun_plans
 from tools.catalog.siblings import DBT_PLATFORM, SIBLING_TRANSFORM, Sibling
 from tools.catalog.sql_schemas import UpstreamSchemas, integer_inputs
 from tools.catalog.training_runs import dataset_parts
@@ -107,6 +108,8 @@ class SqlSource:
     _parsed: dict[tuple[str, str | None, bool], SqlColumns | str] = field(default_factory=dict)
     schemas: UpstreamSchemas = field(init=False)
     counter: BranchCounter | None = field(default_factory=BranchCounter.from_environment)
+    rerun_problems: dict[str, str] = field(default_factory=dict)
+    """Downstream datasets the warehouse cannot re-run with the change applied, and why (rerun_paths.py)."""
 
     def __post_init__(self) -> None:
         self.schemas = UpstreamSchemas(self.reader, self.siblings)
@@ -169,7 +172,7 @@ class SqlSource:
                 elif again.unknown and again.unknown != out[key][i].unknown:
                     out[key][i] = again.model_copy(update={"unknown": self._with_schema_problems(again.unknown)})
         counted = self._counted(await self._typed(self._through_ephemeral(out, views, statements, queries)))
-        return with_matched_counts(counted, self.counter, self._relation)
+        return await with_rerun_plans(with_matched_counts(counted, self.counter, self._relation), self)
 
     def _relation(self, urn: str) -> str | None:
         """The table or view the warehouse holds for a dataset (a dbt node's: its sibling's); None for an

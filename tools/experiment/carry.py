@@ -2,17 +2,20 @@
 
 A path whose every step is a recorded copy (or a dbt node and its table) passes the mutation as it is. A step with
 an expression (tools/catalog/sql_source.py) derives it exactly (tools/transforms): `ratio = amount / insured_value`
-turns "scale amount ×100" into "scale ratio ×100" on the same rows. A step whose transform is unknown, or an
-expression the mutation cannot be carried through exactly, makes the model INCOMPLETE `non_identity_transform`
-quoting it — never a guess.
+turns "scale amount ×100" into "scale ratio ×100" on the same rows. Where the reading stops (an unknown transform, a
+filter on the column, an expression no rule carries exactly), a configured warehouse re-runs the dataset's SQL with
+the change applied and classifies what the column underwent (rerun.py); where it can re-run a derived change too,
+it confirms it, and a disagreement makes the model INCOMPLETE citing both. Otherwise the model is INCOMPLETE
+`non_identity_transform` quoting what stopped the reading — never a guess.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.catalog.discovery import AffectedFeature
+from tools.catalog.discovery import AffectedFeature, LineageStep
 from tools.catalog.sql_source import step_expression
+from tools.experiment.rerun import Effect, Rerunner
 from tools.experiment.verify import Check, Verifier
 from tools.mutations import Mutation
 from tools.transforms.derive import compose, derive
@@ -30,45 +33,104 @@ class Carried:
     refusal: str | None = None
 
 
-def carry(mutation: Mutation, links: list[AffectedFeature], verifier: Verifier | None = None) -> Carried:
+@dataclass(frozen=True)
+class LinkOutcome:
+    mutation: Mutation | None
+    unchanged: bool
+    explanation: str
+    refusal: str | None = None
+
+
+def _rerun(mutation: Mutation, path: list[LineageStep], column: str, rerunner: Rerunner) -> Effect | None:
+    plan = path[-1].rerun if path else None
+    if plan is None or rerunner.warehouse is None:
+        return None
+    return rerunner.effect(plan, mutation, path[0].column, column)
+
+
+def derive_link(
+    mutation: Mutation,
+    path: list[LineageStep],
+    column: str,
+    unknown: list[str],
+    verifier: Verifier,
+    rerunner: Rerunner,
+) -> LinkOutcome:
+    """What `column` (the end of `path`) undergoes: read from the SQL, or re-run in the warehouse where the reading
+    stops (`unknown`: the steps no reading carries), or refused saying why."""
+    if unknown:
+        stopped = f"through transform(s) {', '.join(unknown)}; the mutation cannot be propagated faithfully"
+        return _from_rerun(mutation, path, column, rerunner, stopped)
+    steps = [(step_expression(s), s.expression_input) for s in path[1:] if s.expression is not None]
+    known = [(e, src) for e, src in steps if src is not None]
+    derived = compose(mutation, known)
+    if derived.refused:
+        return _from_rerun(mutation, path, column, rerunner, derived.explanation)
+    checked = _checked(mutation, known, verifier)
+    if checked is not None and not checked.agrees:
+        return LinkOutcome(None, False, "", checked.said)
+    explanation = derived.explanation + (f" ({checked.said})" if checked is not None else "") if steps else ""
+    plan = path[-1].rerun if path else None
+    if steps and plan is not None and rerunner.warehouse is not None:
+        check = rerunner.explains(plan, mutation, path[0].column, column, derived.mutation)
+        if not check.agrees:
+            said = "unchanged" if derived.mutation is None else derived.mutation.describe(column)
+            return LinkOutcome(None, False, "", f"the SQL reading says {said}, but the warehouse: {check.said}")
+        explanation += f"; {check.said}"
+    if derived.unchanged or derived.mutation is None:
+        return LinkOutcome(None, True, explanation)
+    return LinkOutcome(derived.mutation, False, explanation)
+
+
+def _from_rerun(mutation: Mutation, path: list[LineageStep], column: str, rerunner: Rerunner, why: str) -> LinkOutcome:
+    effect = _rerun(mutation, path, column, rerunner)
+    if effect is None:
+        return LinkOutcome(None, False, "", why)
+    if effect.refused:
+        return LinkOutcome(None, False, "", f"{why}; {effect.said}")
+    note = f"{effect.said} (where the SQL reading stopped: {why})"
+    return LinkOutcome(effect.mutation, effect.unchanged, note)
+
+
+def carry(
+    mutation: Mutation,
+    links: list[AffectedFeature],
+    verifier: Verifier | None = None,
+    rerunner: Rerunner | None = None,
+) -> Carried:
     verifier = verifier or Verifier.from_environment()
+    rerunner = rerunner or Rerunner(verifier.warehouse)
     mutations: dict[str, Mutation] = {}
     explanations: list[str] = []
     unchanged: list[str] = []
     for link in links:
         via = f"feature {link.name}" if link.link == "feature" else f"training run {link.urn}"
-        if link.non_identity_transforms:
-            return Carried(
-                {},
-                explanations,
-                unchanged,
-                f"the field reaches {link.column} ({via}) through transform(s) "
-                f"{', '.join(link.non_identity_transforms)}; the mutation cannot be propagated faithfully",
-            )
-        steps = [(step_expression(s), s.expression_input) for s in link.path[1:] if s.expression is not None]
-        derived = compose(mutation, [(e, src) for e, src in steps if src is not None])
-        if derived.refused:
-            return Carried({}, explanations, unchanged, f"{link.column} ({via}): {derived.explanation}")
-        checked = _checked(mutation, [(e, src) for e, src in steps if src is not None], verifier)
-        if checked is not None and not checked.agrees:
-            return Carried({}, explanations, unchanged, f"{link.column} ({via}): {checked.said}")
-        if steps:
-            explanations.append(derived.explanation + (f" ({checked.said})" if checked is not None else ""))
-        if derived.unchanged or derived.mutation is None:
+        outcome = derive_link(mutation, link.path, link.column, link.non_identity_transforms, verifier, rerunner)
+        if outcome.refusal is not None:
+            return Carried({}, explanations, unchanged, _refusal(link, via, outcome.refusal))
+        if outcome.explanation:
+            explanations.append(outcome.explanation)
+        if outcome.unchanged or outcome.mutation is None:
             unchanged.append(link.column)
             continue
         known = mutations.get(link.column)
-        if known is not None and known != derived.mutation:
+        if known is not None and known != outcome.mutation:
             return Carried(
                 {},
                 explanations,
                 unchanged,
                 f"two lineage paths reach {link.column} with different changes "
-                f"({known.describe(link.column)}; {derived.mutation.describe(link.column)})",
+                f"({known.describe(link.column)}; {outcome.mutation.describe(link.column)})",
             )
-        mutations[link.column] = derived.mutation
+        mutations[link.column] = outcome.mutation
     unchanged = [c for c in dict.fromkeys(unchanged) if c not in mutations]
     return Carried(mutations, list(dict.fromkeys(explanations)), unchanged)
+
+
+def _refusal(link: AffectedFeature, via: str, refusal: str) -> str:
+    if link.non_identity_transforms:  # the refusal reads "through transform(s) …"
+        return f"the field reaches {link.column} ({via}) {refusal}"
+    return f"{link.column} ({via}): {refusal}"
 
 
 def _checked(

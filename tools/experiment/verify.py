@@ -31,7 +31,7 @@ class Check:
     said: str
 
 
-def _changed(column: exp.Expr, mutation: Mutation) -> exp.Expr:
+def changed_sql(column: exp.Expr, mutation: Mutation) -> exp.Expr:
     """The SQL of the input column after the change (on every row)."""
     params = mutation.model_dump()
     c = column.copy()
@@ -54,7 +54,8 @@ def _changed(column: exp.Expr, mutation: Mutation) -> exp.Expr:
     raise ValueError(f"{op} is not checked by execution")
 
 
-def _value_after(mutation: Mutation, value: Any) -> Any:
+def value_after(mutation: Mutation, value: Any) -> Any:
+    """One value under the operator, as the experiment applies it to a changed row (None: NULL)."""
     params = mutation.model_dump()
     if value is None and mutation.op not in ("constant", "unseen_category"):
         return None
@@ -108,7 +109,7 @@ class Verifier:
             return Check(True, f"not verified ({expression.output} reads {len(tables)} tables: a join)")
         try:
             after_node = node.transform(
-                lambda n: _changed(n, mutation) if isinstance(n, exp.Column) and column_key(n) == source else n,
+                lambda n: changed_sql(n, mutation) if isinstance(n, exp.Column) and column_key(n) == source else n,
                 copy=True,
             )
         except ValueError as exc:
@@ -120,7 +121,7 @@ class Verifier:
         except WarehouseError as exc:
             return Check(True, f"not verified ({exc})")
         for before, after in rows:
-            expected = before if derived is None else _value_after(derived, before)
+            expected = before if derived is None else value_after(derived, before)
             if not _same(after, expected):
                 said = "unchanged" if derived is None else derived.describe(expression.output)
                 return Check(
