@@ -125,3 +125,13 @@ def test_classify_names_the_simplest_operator_or_says_why_none() -> None:
     partial = classify([("a", "b"), ("a", "a"), ("c", "d")])
     assert isinstance(partial, str) and "some of the rows" in partial
     assert isinstance(classify([(1.0, 3.0), (2.0, 2.5)]), str)
+
+
+def test_a_catalog_sql_that_would_write_is_never_run(warehouse: ReadOnlyWarehouse) -> None:
+    hostile = {**SQL, urn("analytics.pivoted"): "with gone as (delete from raw.orders returning *) select * from gone"}
+    between = [urn("raw.payments"), urn("analytics.stg_payments"), urn("analytics.pivoted"), urn("analytics.mart")]
+    built = plan_rerun(urn("analytics.mart"), urn("raw.payments"), COLUMNS, between,
+                       lambda u: (hostile[u], "postgres") if u in hostile else None, ["order_id"])  # fmt: skip
+    effect = Rerunner(warehouse).effect(built, change(op="null_inject"), "amount_cents", "total")
+    assert effect.refused and not effect.ran and "not a single SELECT" in effect.said
+    assert warehouse.rows("select count(*) from raw.orders", "postgres") == [(400,)]
