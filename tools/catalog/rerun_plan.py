@@ -19,6 +19,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from tools.catalog.discovery import RerunPlan
 from tools.catalog.training_runs import dataset_parts
+from tools.errors import BadRequest
 
 CHANGED = "__provenance_changed"
 MAX_DEPTH = 20
@@ -27,7 +28,7 @@ SqlOf = Callable[[str], tuple[str, str | None] | None]
 """A dataset URN -> (its SQL, dialect), None when the catalog holds none."""
 
 
-class Unplannable(ValueError):
+class Unplannable(BadRequest, ValueError):
     """Why the dataset cannot be re-run; the message names the dataset and what is missing."""
 
 

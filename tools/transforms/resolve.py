@@ -183,25 +183,9 @@ def _resolve_select(select: exp.Select, env: Env) -> Relation:
             value = Unreadable(reason) if reason else _resolve_expr(projection.unalias(), clause)
             columns.append((name, _noted(value, by_side, _sides_read(projection, clause))))
             continue
-        # `*` over JOIN … USING: the merged columns once, first, then every side's other columns (SQL's order)
-        merged = clause.merged if isinstance(star, exp.Star) else {}
-        for name, value in merged.items():
-            columns.append((name, _noted(value, by_side, _sides_read(exp.column(name), clause))))
-        for source in _star_sources(star, clause):
-            sides = {i for i, (_, s) in enumerate(clause.sources) if s is source}
-            if isinstance(source, Relation):
-                columns.extend(
-                    (name, _noted(value, by_side, sides)) for name, value in source.columns if name not in merged
-                )
-                open_.extend(source.open)
-            elif isinstance(source, BaseTable) and source.columns is not None:
-                columns.extend(
-                    (normalise(c), _noted(_lookup(source, c), by_side, sides))
-                    for c in source.columns
-                    if normalise(c) not in merged
-                )
-            else:
-                open_.append(source)
+        expanded, opened = _star_columns(star, clause, by_side, env)
+        columns.extend(expanded)
+        open_.extend(opened)
     notes = frozenset(n for _, v in columns if not isinstance(v, Unreadable) for n in notes_of(v))
     notes |= {n for _, source in clause.sources if isinstance(source, Relation) for n in source.row_notes}
     first_repeats = any(note.kind in ("repeats", "spreads") for note in by_side.get(0, ()))
@@ -211,6 +195,39 @@ def _resolve_select(select: exp.Select, env: Env) -> Relation:
         return Relation(unreadable, (Opaque(reason),) if open_ else (), _row_columns(select, clause), notes, unique)
     origin = _origin(select, clause)
     return Relation(tuple(columns), tuple(open_), _row_columns(select, clause), notes, unique, origin)
+
+
+def _star_columns(
+    star: exp.Expr, clause: FromClause, by_side: dict[int, set[RowNote]], env: Env
+) -> tuple[list[tuple[str, Resolved]], list[Source]]:
+    """The columns a `*` or `alias.*` stands for, and the sources whose columns are unknown. Over JOIN … USING each
+    merged column comes once — first, as the SQL standard and PostgreSQL order them, or where the left side has it,
+    as DuckDB does — then every side's other columns."""
+    columns: list[tuple[str, Resolved]] = []
+    open_: list[Source] = []
+    merged = clause.merged if isinstance(star, exp.Star) else {}
+    using = {name: _noted(v, by_side, _sides_read(exp.column(name), clause)) for name, v in merged.items()}
+    in_place = env.dialect == "duckdb"
+    if not in_place:
+        columns.extend(using.items())
+    placed: set[str] = set()
+    for source in _star_sources(star, clause):
+        sides = {i for i, (_, s) in enumerate(clause.sources) if s is source}
+        if isinstance(source, Relation):
+            found = list(source.columns)
+            open_.extend(source.open)
+        elif isinstance(source, BaseTable) and source.columns is not None:
+            found = [(normalise(c), _lookup(source, c)) for c in source.columns]
+        else:
+            open_.append(source)
+            continue
+        for name, value in found:
+            if name not in merged:
+                columns.append((name, _noted(value, by_side, sides)))
+            elif in_place and name not in placed:
+                placed.add(name)
+                columns.append((name, using[name]))
+    return columns, open_
 
 
 def _origin(select: exp.Select, clause: FromClause) -> str | None:
