@@ -432,9 +432,9 @@ def _resolve_column(column: exp.Column, clause: FromClause) -> Resolved:
 
 
 def _resolve_expr(node: exp.Expr, clause: FromClause) -> Resolved:
-    window = node.find(exp.Window)
-    if window is not None:
-        return Unreadable(f"a window function ({window.sql()})")
+    # A window function resolves like any expression: its PARTITION BY and ORDER BY columns are row columns
+    # (_row_columns), and no derivation rule reads a window (its value comes from other rows), so a change to a
+    # column it reads is refused quoting it — while its lineage, and a change to another column beside it, is kept.
     if node.find(exp.Subquery, exp.Select, exp.Exists) is not None:
         return Unreadable("a subquery in the expression")
     result = node.copy()

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from tests.tools.transforms.cases import CASES, FRACTION, SEED, Case, Refused, Same, Unchanged, m
-from tools.mutations import Mutation
+from tools.mutations import Mutation, parse_mutation
 from tools.transforms import NON_IDENTITY, ColumnExpression, column_expressions, compose, derive
 
 
@@ -171,3 +171,15 @@ def test_compose_stops_when_a_hop_cannot_change() -> None:
     steps = [(bucket.columns["g"], ("t", "s")), (then.columns["h"], ("u", "g"))]
     derived = compose(m("category_remap", mapping={"b": "c"}), steps)
     assert derived.unchanged and derived.mutation is None and "; then " not in derived.explanation
+
+
+def test_a_change_through_a_window_function_is_refused_and_beside_it_carried() -> None:
+    sql = "select lag(x) over (partition by k order by ts) as prev, y * 2 + row_number() over (order by ts) as z from t"
+    found = column_expressions(sql, dialect="postgres")
+    shifted = parse_mutation("shift", {"offset": 1.0}, fraction=1.0, seed=1)
+    refused = derive(shifted, found.columns["prev"], ("t", "x"))
+    assert refused.refused and "LAG(x)" in refused.explanation
+    beside = derive(shifted, found.columns["z"], ("t", "y"))
+    assert beside.mutation is not None and beside.mutation.model_dump()["offset"] == 2.0
+    ordered = derive(shifted, found.columns["z"], ("t", "ts"))
+    assert ordered.refused and "picks or matches rows" in ordered.explanation
