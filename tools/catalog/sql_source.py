@@ -24,6 +24,7 @@ from tools.catalog.branch_counts import BranchCounter
 from tools.catalog.conventions import Conventions
 from tools.catalog.datahub import CatalogReader, FineGrainedEdge
 from tools.catalog.discovery import LineageStep
+from tools.catalog.edge_copies import confirmed_copy
 from tools.catalog.matched_counts import with_matched_counts
 from tools.catalog.rerun_paths import with_rerun_plans
 from tools.catalog.siblings import DBT_PLATFORM, SIBLING_TRANSFORM, Sibling
@@ -310,10 +311,12 @@ class SqlSource:
                     return (
                         matched if matched.expression is not None else step.model_copy(update={"unknown": problems[-1]})
                     )
+        readable: list[tuple[str, str]] = []
         for where, sql in candidates:
             if is_jinja(sql):
                 problems.append(f"{where}: {JINJA_ADVICE}")
                 continue
+            readable.append((where, sql))
             columns = self._columns(sql, dialect, schema)
             if isinstance(columns, str):
                 problems.append(f"{where}: {columns}")
@@ -326,6 +329,9 @@ class SqlSource:
             resolved = self._matched(previous, step, expression, where, problems)
             if resolved.expression is not None:
                 return resolved
+        copied = confirmed_copy(previous, step, readable, dialect, schema, problems)
+        if copied is not None:
+            return copied
         looked = "; ".join(problems) or (
             "the edge records no transform, and neither a query, nor viewProperties on the dataset or its dbt "
             "node hold the SQL that built it"
