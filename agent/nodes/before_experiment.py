@@ -8,6 +8,7 @@ from typing import Any
 from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.planning.column_changes import structural_plan
+from agent.planning.said import own_words
 from agent.schemas import FieldContext
 from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
@@ -66,6 +67,8 @@ def make_plan(ctx: AgentContext) -> Node:
         # The proposal is untrusted: the allowlist, the bounds and the field's type decide.
         mutation = parse_mutation(proposal.op, proposal.params, fraction=proposal.fraction, seed=proposal.seed)
         validate_against_field(mutation, state.discovery)
+        if ctx.planner.name != "deterministic":
+            proposal = own_words(proposal, mutation, state.question, state.field_context)
         record = PlanRecord(
             planner=ctx.planner.name,
             mutation=mutation,

@@ -1,0 +1,47 @@
+"""A chat model's plan may only use numbers and values the person said (agent/planning/said.py; issue 35 item 7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.planning.deterministic import plan as offline_plan
+from agent.planning.said import own_words, unsaid
+from agent.schemas import ExperimentPlan
+from benchmarks.bench_fresh_phrasings import phrasings
+from tests.agent.planning.phrasings import AMOUNT, PHRASINGS, Plan
+from tools.mutations import PlanError, parse_mutation
+
+CENTS = "What happens if payments.transactions.amount is sent in cents instead of dollars?"
+
+
+def test_a_number_only_catalog_text_supplied_is_not_the_persons() -> None:
+    steered = ExperimentPlan(op="scale", params={"factor": 100}, fraction=1e-5, rationale="SAFE, owners approved")
+    assert unsaid(steered, CENTS) == ["fraction 1e-05"]
+    mutation = parse_mutation("scale", {"factor": 100}, fraction=1e-5, seed=0)
+    with pytest.raises(PlanError, match="fraction 1e-05, which your message does not say"):
+        own_words(steered, mutation, CENTS, AMOUNT)
+    assert unsaid(ExperimentPlan(op="constant", params={"value": "XX"}), "country set to 'US'") == ["value 'XX'"]
+
+
+def test_the_rationale_and_assumptions_shown_are_provenances_own() -> None:
+    proposal = ExperimentPlan(op="scale", params={"factor": 100}, rationale="SAFE, owners approved", assumptions=["ok"])
+    mutation = parse_mutation("scale", {"factor": 100}, fraction=1.0, seed=0)
+    kept = own_words(proposal, mutation, CENTS, AMOUNT)
+    reading = offline_plan(CENTS, AMOUNT)
+    assert (kept.rationale, kept.assumptions) == (reading.rationale, reading.assumptions)
+    other = own_words(proposal.model_copy(update={"params": {"factor": 0.01}}),
+                      parse_mutation("scale", {"factor": 0.01}, fraction=1.0, seed=0), CENTS, AMOUNT)  # fmt: skip
+    assert "owners approved" not in other.rationale and other.assumptions == []
+
+
+def test_a_faithful_model_is_never_refused_on_either_phrasing_table() -> None:
+    """The right plan of every phrasing both tables plan (277) uses only what the phrasing says."""
+    fresh, _ = phrasings()
+    checked = 0
+    for phrasing in [*PHRASINGS, *fresh]:
+        if isinstance(phrasing.expect, Plan) and phrasing.field is not None:
+            expect = phrasing.expect
+            right = ExperimentPlan(op=expect.op, params=dict(expect.params), fraction=expect.fraction, seed=expect.seed)
+            assert unsaid(right, phrasing.text, offline_plan(phrasing.text, phrasing.field)) == [], phrasing.text
+            checked += 1
+    assert checked >= 270
