@@ -101,8 +101,7 @@ def _run(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:  # stdout's reader went away (`| head`): main() handles it, it is not a disk problem
         raise
     except OSError as exc:  # a full disk while writing evidence keeps nothing half-written: resuming is safe
-        advice = "; free the space or fix the permissions, then `provenance resume THREAD`"
-        print(f"error: {exc}{advice if exc.errno in (errno.ENOSPC, errno.EACCES) else ''}", file=sys.stderr)
+        print(f"error: {exc}{_disk_advice(exc, args)}", file=sys.stderr)
         return EXIT_FAILURE
     except Exception as exc:  # a bug of ours, not bad input: say so, keep the traceback for the report
         where = _log_internal_error(settings.logs / "cli.log", args.command)
@@ -112,6 +111,15 @@ def _run(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILURE
+
+
+def _disk_advice(exc: OSError, args: argparse.Namespace) -> str:
+    """What to do after a full disk or a permission error: resume the conversation by its id, or run again."""
+    if exc.errno not in (errno.ENOSPC, errno.EACCES):
+        return ""
+    thread = getattr(args, "thread", None) if args.command in ("ask", "resume") else None
+    then = f"`provenance resume {thread}`" if thread else f"run `provenance {args.command}` again"
+    return f"; free the space or fix the permissions, then {then} (nothing half-written was kept)"
 
 
 def _log_internal_error(path: Path, command: str) -> Path:

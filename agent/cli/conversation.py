@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import getpass
 import sys
+import uuid
 
 from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.cli.progress import terminal_progress
@@ -65,6 +66,9 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
 
     model = chat_model_from_env()
     require_readable_catalog(settings)  # before the session creates checkpoints and traces in a wrong home
+    if question is not None and args.thread is None:
+        # Named before the turn starts: if the disk fills mid-turn, the error can say which thread to resume.
+        args.thread = f"cli-{uuid.uuid4().hex[:12]}"
     async with open_session(settings, model=model) as session:
         if question is not None:
             mode: PublishMode = "no_publish" if args.no_publish else "ask"

@@ -13,7 +13,8 @@ from agent.schemas import FieldContext
 from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import one_column
-from tools.evidence.schema import PlanRecord
+from tools.evidence.schema import PlanRecord, new_run_id
+from tools.evidence.store import runs_dir
 from tools.experiment.prepare import validate_against_field
 from tools.mutations import PlanError, parse_mutation
 from tools.tolerance.publish import TOLERANCE_PROPERTY
@@ -76,6 +77,9 @@ def make_plan(ctx: AgentContext) -> Node:
             rationale=proposal.rationale,
         )
         notes = published_notes(state.published_tolerance, mutation, state.field_context.field)
-        return {"plan": proposal, "plan_record": record, "tolerance_notes": notes}
+        # The experiment's folder is named here, checkpointed before the experiment starts: a process killed in the
+        # experiment resumes into the same folder instead of leaving it behind and starting another.
+        staging = runs_dir(ctx.settings.home) / f".staging-{new_run_id()}"
+        return {"plan": proposal, "plan_record": record, "tolerance_notes": notes, "staging_dir": str(staging)}
 
     return plan

@@ -554,6 +554,7 @@ def test_a_process_killed_at_any_stage_resumes_without_losing_evidence_or_duplic
     assert figures.recovered == figures.attempted == len(KILL_POINTS), figures.outcomes
     assert figures.evidence_files_lost == 0
     assert figures.duplicates == 0
+    assert figures.orphan_staging_folders == 0  # a resumed experiment reuses its folder (5 were left behind)
     # Where each thread stood depends on whether LangGraph had saved the last step's checkpoint (it saves while
     # the next step runs): a killed turn is either mid-graph or back at its approval, never finished.
     assert all(o.status_before in ("interrupted", "pending_approval") for o in figures.outcomes), figures.outcomes

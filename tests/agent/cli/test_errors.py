@@ -115,8 +115,30 @@ def test_os_error_names_itself_and_only_disk_or_permission_gets_the_advice(
     assert main(["runs"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"error: {error}"), err
-    assert ("free the space or fix the permissions, then `provenance resume THREAD`" in err) is advice, err
+    assert ("free the space or fix the permissions, then run `provenance runs` again" in err) is advice, err
     assert "Broken pipe" not in err
+
+
+def test_a_full_disk_during_ask_names_the_thread_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ENOSPC advice once said `provenance resume THREAD`: now the id, named before the turn starts."""
+    monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/runs/x/evidence.json")
+    seen: list[str] = []
+
+    def ask(settings: object, args: argparse.Namespace) -> int:
+        args.thread = args.thread or "cli-0123456789ab"  # as the conversation names it before the turn
+        seen.append(args.thread)
+        raise full
+
+    monkeypatch.setitem(agent.cli.app.HANDLERS, "ask", ask)
+    assert main(["ask", "what if amount is in cents?"]) == 1
+    err = capsys.readouterr().err
+    assert f"then `provenance resume {seen[0]}`" in err and "THREAD" not in err, err
+    monkeypatch.setitem(agent.cli.app.HANDLERS, "ask", ask)
+    assert main(["ask", "--thread", "t-7", "what if amount is in cents?"]) == 1
+    assert "then `provenance resume t-7`" in capsys.readouterr().err
 
 
 def _our_bug() -> Exception:
