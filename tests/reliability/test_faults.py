@@ -108,6 +108,7 @@ class KillFigures:
     evidence_files_lost: int
     duplicates: int
     orphan_staging_folders: int
+    orphans: list[str]
     kill_seconds: float
     resume_seconds: float
     outcomes: list[KillOutcome] = field(default_factory=list)
@@ -199,6 +200,7 @@ async def _kill_and_resume(home: Path, parallel: int) -> KillFigures:
         evidence_files_lost=lost,
         duplicates=duplicates(db, run_ids),
         orphan_staging_folders=len(hidden_folders(home)),
+        orphans=hidden_folders(home),
         kill_seconds=kill_seconds,
         resume_seconds=resume_seconds,
         outcomes=outcomes,
@@ -554,7 +556,7 @@ def test_a_process_killed_at_any_stage_resumes_without_losing_evidence_or_duplic
     assert figures.recovered == figures.attempted == len(KILL_POINTS), figures.outcomes
     assert figures.evidence_files_lost == 0
     assert figures.duplicates == 0
-    assert figures.orphan_staging_folders == 0  # a resumed experiment reuses its folder (5 were left behind)
+    assert figures.orphan_staging_folders == 0, figures.orphans  # a resumed experiment reuses its folder (5 were)
     # Where each thread stood depends on whether LangGraph had saved the last step's checkpoint (it saves while
     # the next step runs): a killed turn is either mid-graph or back at its approval, never finished.
     assert all(o.status_before in ("interrupted", "pending_approval") for o in figures.outcomes), figures.outcomes

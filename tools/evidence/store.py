@@ -37,6 +37,10 @@ def write_run(home: Path, evidence: Evidence, extra: Callable[[Path], None] | No
     if final.exists():
         raise EvidenceError(f"run folder {final} already exists; run ids must be unique")
     final.parent.mkdir(parents=True, exist_ok=True)
+    # A process killed while assembling this run left its temporary folder: the run id is this turn's alone, so the
+    # leftover is ours to remove (a kill leaves no `except` to do it).
+    for leftover in final.parent.glob(f".{evidence.run_id}.*"):
+        shutil.rmtree(leftover, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{evidence.run_id}."))
     try:
         if extra is not None:

@@ -105,6 +105,16 @@ def test_failing_extra_leaves_nothing_behind(tmp_path: Path) -> None:
     assert list_run_ids(tmp_path) == [evidence.run_id]
 
 
+def test_a_killed_writers_leftover_of_the_same_run_is_removed_others_kept(tmp_path: Path) -> None:
+    evidence = make_evidence()
+    runs = tmp_path / "runs"
+    (runs / f".{evidence.run_id}.k1ll3d").mkdir(parents=True)  # what a kill -9 inside write_run leaves
+    (runs / f".{evidence.run_id}.k1ll3d" / "report.md").write_text("half")
+    (runs / ".20990101T000000Z-aaaaaa.other").mkdir()  # another run's, being written now
+    write_run(tmp_path, evidence)
+    assert entries(tmp_path) == [".20990101T000000Z-aaaaaa.other", evidence.run_id]
+
+
 def test_extra_sees_a_hidden_staging_folder(tmp_path: Path) -> None:
     seen: list[Path] = []
     write_run(tmp_path, make_evidence(), seen.append)
