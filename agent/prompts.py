@@ -60,7 +60,7 @@ and nothing is written to DataHub unless a person approves it. Do not claim othe
 
 Allowed operators, as name(parameters): meaning and bounds:
 {_OPERATOR_LINES}
-Every operator also takes fraction in (0, 1] (the share of rows affected, default 1.0) and seed >= 0 (default \
+Every operator also takes fraction in [1e-6, 1] (the share of rows affected, default 1.0) and seed >= 0 (default \
 0). These are fields of the plan of their own, never keys inside params.
 
 Rules:

@@ -18,6 +18,10 @@ _ALL_KINDS: frozenset[str] = frozenset({"numeric", "boolean", "categorical", "ot
 CONSTANT_TYPES = {"numeric": (int, float), "boolean": (bool,), "categorical": (str,)}
 
 
+MIN_FRACTION = 1e-6
+"""The smallest share of rows a mutation may take (issue 35 item 11)."""
+
+
 class PlanError(BadRequest, ValueError):
     """A mutation that cannot run as written; the message says what is allowed."""
 
@@ -42,6 +46,11 @@ class Operator(BaseModel):
     def _fraction_in_range(cls, value: float) -> float:
         if not 0 < value <= 1:
             raise ValueError("fraction must be in (0, 1]")
+        if value < MIN_FRACTION:  # 1e-300 "passed" by changing the one row every experiment changes at least
+            raise ValueError(
+                f"fraction must be at least {MIN_FRACTION:g} (one row in a million): a smaller share changes no row "
+                "of a real table, so a verdict on it would answer nothing; give the share you expect"
+            )
         return value
 
     @classmethod

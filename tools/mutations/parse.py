@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from tools.mutations.operators import REGISTRY, Mutation, PlanError
 
 ALLOWED_OPERATORS: dict[str, str] = {op: f"{cls.signature()}: {cls.summary}" for op, cls in REGISTRY.items()}
-_COMMON = "every operator also takes fraction in (0, 1] (default 1.0) and seed >= 0 (default 0)"
+_COMMON = "every operator also takes fraction in [1e-6, 1] (default 1.0) and seed >= 0 (default 0)"
 
 
 def _allowed_text() -> str:

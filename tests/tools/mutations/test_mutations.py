@@ -268,7 +268,7 @@ def test_empty_column() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(min_value=0, max_value=300),
-    fraction=st.floats(min_value=0, max_value=1, exclude_min=True),
+    fraction=st.floats(min_value=1e-6, max_value=1),
     seed=st.integers(min_value=0, max_value=2**63 - 1),  # the operator's bound: a 64-bit integer in checkpoints
 )
 def test_property_numeric_rows_and_dtype(n: int, fraction: float, seed: int) -> None:
@@ -289,7 +289,7 @@ def test_property_numeric_rows_and_dtype(n: int, fraction: float, seed: int) -> 
 @settings(max_examples=40, deadline=None)
 @given(
     values=st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=80),
-    fraction=st.floats(min_value=0, max_value=1, exclude_min=True),
+    fraction=st.floats(min_value=1e-6, max_value=1),
     seed=st.integers(min_value=0, max_value=10_000),
     categorical=st.booleans(),
 )
@@ -312,3 +312,10 @@ def test_scale_one_million_rows_is_fast() -> None:
         apply_mutation(column, mutation)
         timings.append(time.perf_counter() - start)
     assert min(timings) < 0.1, f"best of 5: {min(timings) * 1000:.1f} ms"
+
+
+@pytest.mark.parametrize("fraction", [1e-300, 9.9e-7])
+def test_a_share_too_small_to_change_a_row_is_refused_saying_the_floor(fraction: float) -> None:
+    """Issue 35 item 11: `fraction: 1e-300` gave PASS — on the one row every experiment changes at the least."""
+    with pytest.raises(PlanError, match=r"fraction must be at least 1e-06 \(one row in a million\)"):
+        parse_mutation("scale", {"factor": 100}, fraction=fraction, seed=0)
