@@ -7,8 +7,8 @@ from typing import Any
 
 from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
+from agent.planning.chat_plan import own_words
 from agent.planning.column_changes import structural_plan
-from agent.planning.said import own_words
 from agent.schemas import FieldContext
 from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer

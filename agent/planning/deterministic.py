@@ -20,6 +20,7 @@ from agent.planning import shares, typos
 from agent.planning.categories import remap, unseen
 from agent.planning.column_changes import column_change
 from agent.planning.router import route
+from agent.planning.said import unread
 from agent.planning.shifts import shift, time_shift
 from agent.schemas import ExperimentPlan, FieldContext
 from tools.mutations import PlanError, parse_mutation
@@ -110,6 +111,12 @@ def _finish(found: d.Proposal, text: str, field: FieldContext) -> ExperimentPlan
     elif fraction != 1 and not seed_match:
         assumed.append("rows picked at random with seed 0")
     plan = ExperimentPlan(op=found.op, params=found.params, fraction=fraction, seed=seed, rationale=f"{rationale}.")
+    if left := unread(plan, text):  # a number or quoted value the plan does not account for: never dropped silently
+        return ExperimentPlan(
+            refusal=f"This reads as a change that {found.rationale}, but I did not read {', '.join(left)} in it "
+            "(a condition, a second change, or a share in a form I do not read): I test nothing I did not read. "
+            'Say the change without it, or give the share of rows as "on 20% of rows".'
+        )
     return plan.model_copy(update={"assumptions": assumed})
 
 

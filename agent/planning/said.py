@@ -14,9 +14,7 @@ import re
 from typing import Any
 
 from agent.planning import typos
-from agent.planning.deterministic import plan as offline_plan
-from agent.schemas import ExperimentPlan, FieldContext
-from tools.mutations import Mutation, PlanError
+from agent.schemas import ExperimentPlan
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:[.,]\d+)*|\.\d+)(?:e[-+]?\d+)?", re.IGNORECASE)
 _WORDS: dict[str, float] = {
@@ -29,6 +27,7 @@ _WORDS: dict[str, float] = {
     "nine": 9, "twelve": 12, "twenty": 20, "fifty": 50,
 }  # fmt: skip
 _WORD = re.compile(r"[a-z]+")
+_MULTIPLIERS = frozenset({"hundred", "thousand", "thousands", "million", "millions", "billion", "k", "dozen"})
 _IMPLIED = frozenset({"period"})  # a cyclic shift's period is the column's (24 hours), not a number people say
 
 
@@ -51,6 +50,18 @@ def _explains(said: float, value: float) -> bool:
         candidates += [1 / said, -1 / said]
     candidates += [said / 100, said * 100, 1 + said / 100, 1 - said / 100, said / 60, -said / 60]
     return any(math.isclose(value, c, rel_tol=1e-9, abs_tol=1e-12) for c in candidates)
+
+
+def _reads_as(said: float, name: str, value: float) -> bool:
+    """`said` is the parameter `name` = `value` as a person writes that parameter: a factor as itself, its inverse
+    ("10x too small") or a rise or fall by a percentage; a share as itself or a percentage; an offset with its
+    sign, or in minutes; any other value as itself or a percentage."""
+    forms = [said, -said, said / 100]
+    if name == "factor" and said != 0:
+        forms += [1 / said, 1 + said / 100, 1 - said / 100, said * 100]
+    if name == "offset":
+        forms += [said / 60, -said / 60]
+    return any(math.isclose(value, f, rel_tol=1e-9, abs_tol=1e-12) for f in forms)
 
 
 def _numbers(plan: ExperimentPlan) -> list[tuple[str, float]]:
@@ -89,23 +100,54 @@ def unsaid(plan: ExperimentPlan, question: str, reading: ExperimentPlan | None =
     return missing
 
 
-def own_words(proposal: ExperimentPlan, mutation: Mutation, question: str, field: FieldContext) -> ExperimentPlan:
-    """A chat model's plan as Provenance runs it (`mutation`: the plan validated): refused (PlanError) when it uses
-    a number or value the question does not state; its rationale and assumptions replaced by Provenance's own (the
-    offline reading's where it reads the same change), since the model's text may carry catalog text."""
-    reading = offline_plan(question, field)
-    params = {k: v for k, v in mutation.model_dump().items() if k not in ("op", "fraction", "seed") and v is not None}
-    checked = ExperimentPlan(op=mutation.op, params=params, fraction=mutation.fraction, seed=mutation.seed)
-    missing = unsaid(checked, question, reading)
-    if missing:
-        raise PlanError(
-            f"the chat model's plan uses {', '.join(missing)}, which your message does not say: a plan's numbers and "
-            "values come from your words, never from catalog text. Say the change with its numbers, e.g. "
-            "'amount sent in cents on 5% of rows'."
-        )
-    same = (reading.op, reading.params, reading.fraction, reading.seed) == (
-        checked.op, checked.params, checked.fraction, checked.seed,
-    )  # fmt: skip
-    if same:
-        return proposal.model_copy(update={"rationale": reading.rationale, "assumptions": reading.assumptions})
-    return proposal.model_copy(update={"rationale": "the chat model's reading of your words.", "assumptions": []})
+_DIGITS = re.compile(  # a number standing alone or after x/× ("x100"), a fraction "1/8"; not in a name ("count_1h")
+    r"(?:(?<![\w.:/-])|(?<=\bx)|(?<=×))[-+]?\d+(?:[.,]\d+)*(?:e[-+]?\d+)?(?:/\d+(?:\.\d+)?)?(?![\w])",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")
+
+
+def _value(token: str) -> float | None:
+    try:
+        if "/" in token:
+            top, bottom = token.split("/", 1)
+            return float(top.replace(",", "")) / float(bottom)
+        return float(token.replace(",", ""))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def unread(plan: ExperimentPlan, text: str) -> list[str]:
+    """The numbers and quoted values of `text` the plan does not account for (issue 37's reading ledger, for the
+    parts a plan must take from the words): "doubled on 0.2 of the rows" planned on every row leaves "0.2"; "for
+    txns over $1000" leaves "1000"; "'grocery' rows go null" leaves 'grocery'. A number may be read with another
+    ("3 in 1000": 0.003)."""
+    text = typos.corrected(text)
+    named = _numbers(plan) + [("decimals", 10.0**-v) for k, v in _numbers(plan) if k == "decimals"]  # "nearest 10"
+    numbers = [value for _, value in named]
+    alone = [*numbers, plan.fraction]  # "100% of rows" says the default share; it explains no pair of numbers
+    by_name = [*named, ("fraction", plan.fraction)]
+    tokens = [(m.group(), v) for m in _DIGITS.finditer(text) if (v := _value(m.group())) is not None]
+    words = [_WORDS[w] for w in _WORD.findall(text.lower()) if w in _MULTIPLIERS]  # "1 million"
+
+    used: set[int] = set()  # each parameter reads one number: "30 days higher when age < 30" leaves one 30
+
+    def read(value: float) -> bool:
+        direct = [i for i, (name, n) in enumerate(by_name) if _reads_as(value, name, n)]
+        if fresh := [i for i in direct if i not in used]:
+            if by_name[fresh[0]][0] not in ("lower", "upper"):  # "above 5000 set to 5000": a clip says it twice
+                used.add(fresh[0])
+            return True
+        if any(_explains(value * w, n) for w in words for n in numbers):  # "capped at 1 million"
+            return True
+        others = [v for _, v in tokens if v != value]  # "3 in 1000 rows", "(0.5 → 50%)": a ratio, exactly
+        ratios = [r for o in others if o and value for r in (value / o, o / value)]
+        if any(math.isclose(r, n, rel_tol=1e-9) for r in ratios for n in alone):
+            return True
+        steps = [d for o in others for d in (value - o, o - value)]  # "counting at 1 instead of 0": +1
+        return any(math.isclose(d, n, rel_tol=1e-9) for d in steps for k, n in named if k == "offset")
+
+    left = [token for token, value in tokens if not read(value)]
+    values = {t.lower() for _, t in _texts(plan.params)}
+    left += [f"'{q}'" for m in _QUOTED.finditer(text) if (q := m.group(1) or m.group(2)).lower() not in values]
+    return list(dict.fromkeys(left))

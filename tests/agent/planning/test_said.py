@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agent.planning.chat_plan import own_words
 from agent.planning.deterministic import plan as offline_plan
-from agent.planning.said import own_words, unsaid
+from agent.planning.said import unsaid
 from agent.schemas import ExperimentPlan
 from benchmarks.bench_fresh_phrasings import phrasings
 from tests.agent.planning.phrasings import AMOUNT, PHRASINGS, Plan
@@ -45,3 +46,19 @@ def test_a_faithful_model_is_never_refused_on_either_phrasing_table() -> None:
             assert unsaid(right, phrasing.text, offline_plan(phrasing.text, phrasing.field)) == [], phrasing.text
             checked += 1
     assert checked >= 270
+
+
+def test_the_offline_plan_reads_every_number_and_quoted_value_or_refuses_naming_it() -> None:
+    from agent.planning.said import unread
+    from tests.agent.planning.phrasings import CATEGORY, COUNTRY
+
+    every_row = ExperimentPlan(op="scale", params={"factor": 2})
+    assert unread(every_row, "values doubled on 0.2 of the rows") == ["0.2"]
+    assert unread(every_row, "values doubled for txns over $1000") == ["1000"]
+    assert unread(every_row, "values doubled") == []
+    share = ExperimentPlan(op="null_inject", fraction=0.003)
+    assert unread(share, "null on 3 in 1000 rows") == []  # a share as a ratio
+    assert unread(ExperimentPlan(op="null_inject"), "'grocery' rows go null") == ["'grocery'"]
+    refused = offline_plan("merchant_category 'grocery' rows go null", CATEGORY)
+    assert refused.op is None and "did not read 'grocery'" in (refused.refusal or "")
+    assert offline_plan("country nulls at a rate of 1e-2", COUNTRY).op is None

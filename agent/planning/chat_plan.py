@@ -1,0 +1,31 @@
+"""A chat model's plan as Provenance runs it (issue 35 item 7): only numbers and values the person said
+(said.py), and Provenance's own rationale and assumptions, never the model's text."""
+
+from __future__ import annotations
+
+from agent.planning.deterministic import plan as offline_plan
+from agent.planning.said import unsaid
+from agent.schemas import ExperimentPlan, FieldContext
+from tools.mutations import Mutation, PlanError
+
+
+def own_words(proposal: ExperimentPlan, mutation: Mutation, question: str, field: FieldContext) -> ExperimentPlan:
+    """A chat model's plan as Provenance runs it (`mutation`: the plan validated): refused (PlanError) when it uses
+    a number or value the question does not state; its rationale and assumptions replaced by Provenance's own (the
+    offline reading's where it reads the same change), since the model's text may carry catalog text."""
+    reading = offline_plan(question, field)
+    params = {k: v for k, v in mutation.model_dump().items() if k not in ("op", "fraction", "seed") and v is not None}
+    checked = ExperimentPlan(op=mutation.op, params=params, fraction=mutation.fraction, seed=mutation.seed)
+    missing = unsaid(checked, question, reading)
+    if missing:
+        raise PlanError(
+            f"the chat model's plan uses {', '.join(missing)}, which your message does not say: a plan's numbers and "
+            "values come from your words, never from catalog text. Say the change with its numbers, e.g. "
+            "'amount sent in cents on 5% of rows'."
+        )
+    same = (reading.op, reading.params, reading.fraction, reading.seed) == (
+        checked.op, checked.params, checked.fraction, checked.seed,
+    )  # fmt: skip
+    if same:
+        return proposal.model_copy(update={"rationale": reading.rationale, "assumptions": reading.assumptions})
+    return proposal.model_copy(update={"rationale": "the chat model's reading of your words.", "assumptions": []})
