@@ -10,6 +10,7 @@ import argparse
 import errno
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -104,6 +105,9 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"error: {exc}{_disk_advice(exc, args)}", file=sys.stderr)
         return EXIT_FAILURE
     except Exception as exc:  # a bug of ours, not bad input: say so, keep the traceback for the report
+        if full := _full_database(exc):  # SQLite says "database or disk is full", as an error of its own kind
+            print(f"error: {full}{_disk_advice(OSError(errno.ENOSPC, str(full)), args)}", file=sys.stderr)
+            return EXIT_FAILURE
         where = _log_internal_error(settings.logs / "cli.log", args.command)
         print(
             f"internal error: {type(exc).__name__}: {exc}. This is a bug in Provenance, not your input; "
@@ -111,6 +115,16 @@ def _run(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILURE
+
+
+def _full_database(exc: BaseException) -> BaseException | None:
+    """SQLite's "database or disk is full" (a checkpoint or the catalog file on a full disk), however wrapped."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sqlite3.OperationalError) and "disk is full" in str(seen):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _disk_advice(exc: OSError, args: argparse.Namespace) -> str:

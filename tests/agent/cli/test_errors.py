@@ -180,3 +180,22 @@ def test_bad_input_is_exit_2_and_names_the_problem(
     assert main(["runs"]) == 2
     assert capsys.readouterr().err == f"error: {error}\n"
     assert not (tmp_path / "logs" / "cli.log").exists()
+
+
+def test_sqlite_saying_the_disk_is_full_is_no_bug_of_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35 item 9: SQLite's "database or disk is full" (a checkpoint, the catalog file) was reported as a bug."""
+    import sqlite3
+
+    monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
+    try:
+        raise sqlite3.OperationalError("database or disk is full")
+    except sqlite3.OperationalError as cause:
+        wrapped = RuntimeError("checkpoint write failed")
+        wrapped.__cause__ = cause
+    monkeypatch.setitem(agent.cli.app.HANDLERS, "runs", raising(wrapped))
+    assert main(["runs"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: database or disk is full; free the space"), err
+    assert "internal error" not in err and "run `provenance runs` again" in err
