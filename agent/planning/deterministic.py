@@ -115,7 +115,7 @@ def _finish(found: d.Proposal, text: str, field: FieldContext) -> ExperimentPlan
         return ExperimentPlan(
             refusal=f"This reads as a change that {found.rationale}, but I did not read {', '.join(left)} in it "
             "(a condition, a second change, or a share in a form I do not read): I test nothing I did not read. "
-            'Say the change without it, or give the share of rows as "on 20% of rows".'
+            'Say the change without it, or the share of rows it reaches, e.g. "amount in cents on 20% of rows".'
         )
     return plan.model_copy(update={"assumptions": assumed})
 
