@@ -38,10 +38,7 @@ async def with_rerun_plans(paths: dict[Key, list[LineageStep]], source: SqlSourc
         by_target.setdefault(target, set()).update(s.dataset_urn for s in steps)
     everything = sorted({u for urns in by_target.values() for u in urns})
     with_siblings = sorted({u for urn in everything for u in [urn, *(s.urn for s in source.siblings.get(urn, []))]})
-    found = await source.reader.sdk_aspects(with_siblings, ["viewProperties"])
-    views: dict[str, dict[str, Any]] = {
-        urn: dict(value["viewProperties"] or {}) for urn, value in found.items() if value.get("viewProperties")
-    }
+    views = await source.views_of(with_siblings)
     await source.schemas.for_datasets(everything)
     columns = next(
         (cols for name, cols in source.schemas.schema.items() if name.lower() == dataset_parts(first.dataset_urn)[1]),

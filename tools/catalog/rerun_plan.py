@@ -20,6 +20,7 @@ from sqlglot.errors import ParseError, TokenError
 from tools.catalog.discovery import RerunPlan
 from tools.catalog.training_runs import dataset_parts
 from tools.errors import BadRequest
+from tools.transforms.nodes import names_match
 
 CHANGED = "__provenance_changed"
 MAX_DEPTH = 20
@@ -34,12 +35,6 @@ class Unplannable(BadRequest, ValueError):
 
 def table_name(table: exp.Table) -> str:
     return ".".join(part.name for part in table.parts).lower()
-
-
-def names_match(written: str, dataset_name: str) -> bool:
-    """`raw.payments` written in SQL names the dataset `shop.raw.payments` (the database is the connection's)."""
-    full = dataset_name.lower()
-    return full == written or full.endswith("." + written)
 
 
 @dataclass

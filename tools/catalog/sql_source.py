@@ -107,6 +107,7 @@ class SqlSource:
     conventions: Conventions
     siblings: dict[str, list[Sibling]]
     _parsed: dict[tuple[str, str | None, bool], SqlColumns | str] = field(default_factory=dict)
+    _views: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     schemas: UpstreamSchemas = field(init=False)
     counter: BranchCounter | None = field(default_factory=BranchCounter.from_environment)
     rerun_problems: dict[str, str] = field(default_factory=dict)
@@ -141,9 +142,7 @@ class SqlSource:
             for key, i in needs
             if _sql_head(paths[key][i].transform) is None and not is_rows_edge(paths[key][i].transform)
         }
-        views = await self._aspect(
-            sorted(wanted | {s.urn for urn in wanted for s in self.siblings.get(urn, [])}), "viewProperties"
-        )
+        views = await self.views_of(sorted(wanted | {s.urn for urn in wanted for s in self.siblings.get(urn, [])}))
         statements = await self._aspect(sorted(set(queries.values())), "queryProperties")
         out = {key: list(steps) for key, steps in paths.items()}
         for key, i in needs:
@@ -271,6 +270,14 @@ class SqlSource:
     def _with_schema_problems(self, unknown: str) -> str:
         missing = "; ".join(self.schemas.problems)
         return f"{unknown} (read with the catalog's schemas of the upstream tables; {missing})" if missing else unknown
+
+    async def views_of(self, urns: list[str]) -> dict[str, dict[str, Any]]:
+        """The datasets' `viewProperties`, each read once per discovery (the re-run plans read them again)."""
+        missing = sorted(set(urns) - set(self._views))
+        if missing:
+            found = await self._aspect(missing, "viewProperties")
+            self._views.update({urn: found.get(urn) for urn in missing})
+        return {urn: view for urn in urns if (view := self._views.get(urn))}
 
     async def _aspect(self, urns: list[str], aspect: str) -> dict[str, dict[str, Any]]:
         found = await self.reader.sdk_aspects(urns, [aspect]) if urns else {}

@@ -201,7 +201,7 @@ def remap_to_constant(mapping: dict[str, str], node: exp.Expr, source: tuple[str
     reached = [default] + [then for value, then in listed.items() if value not in mapping]
     values = {repr(_branch_value(then, source)) for then in reached}
     after = {repr(_branch_value(listed.get(v, default), source)) for v in mapping.values()}
-    constant = _branch_value(default if not reached[1:] else reached[1], source)
+    constant = _branch_value(default, source)  # every reached branch gives the same value (checked below)
     if len(values | after) != 1 or constant is None or isinstance(constant, _Keep):
         raise NotRemappable(f"{shown(case)} gives the remapped rows a value that other rows do not all share")
     if aggregate and isinstance(inner, exp.Sum) and constant != 0:

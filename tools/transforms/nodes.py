@@ -148,3 +148,9 @@ def places(value: object) -> int:
         return 0
     exponent = Decimal(f"{value:.15g}").normalize().as_tuple().exponent
     return -exponent if isinstance(exponent, int) and exponent < 0 else 0
+
+
+def names_match(written: str, dataset_name: str) -> bool:
+    """`raw.payments` written in SQL names the dataset `shop.raw.payments` (the database is the connection's)."""
+    written, full = written.lower(), dataset_name.lower()
+    return full == written or full.endswith("." + written)

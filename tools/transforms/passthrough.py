@@ -14,7 +14,7 @@ import sqlglot.lineage
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from tools.transforms.nodes import unparen
+from tools.transforms.nodes import names_match, unparen
 
 
 def _nested(schema: Mapping[str, list[str]]) -> dict[str, Any]:
@@ -31,9 +31,8 @@ def _nested(schema: Mapping[str, list[str]]) -> dict[str, Any]:
 
 
 def _same_table(table: exp.Table, name: str) -> bool:
-    written = ".".join(part.name for part in table.parts).lower()
-    full = name.lower()
-    return full == written or full.endswith("." + written) or written.endswith("." + full)
+    written = ".".join(part.name for part in table.parts)
+    return names_match(written, name) or names_match(name, written)
 
 
 def pass_through(
