@@ -42,6 +42,10 @@ class FieldContext(BaseModel):
     native_type: str | None = None
     description: str | None = None
     sample_values: list[str] = Field(default_factory=list, description="Known categories, when available.")
+    other_fields: list[str] = Field(
+        default_factory=list,
+        description="The dataset's other fields: a change that names one is not this field's alone.",
+    )
 
 
 class ExperimentPlan(BaseModel):

@@ -37,6 +37,9 @@ def make_gather_context(ctx: AgentContext) -> Node:
             field_type=schema_field.type,
             native_type=schema_field.native_data_type,
             description=schema_field.description,
+            other_fields=[
+                f.field_path for f in await discoverer.reader.list_schema_fields(dataset) if f.field_path != field
+            ],
         )
         published = schema_field.structured_properties.get(TOLERANCE_PROPERTY, [])
         return {"field_context": context, "published_tolerance": [str(v) for v in published]}

@@ -8,8 +8,14 @@ from langchain_core.messages import HumanMessage
 
 from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
-from agent.schemas import Intent
+from agent.planning.router import prefer_known, subject_words
+from agent.schemas import Intent, RouteDecision
 from agent.state import TURN_RESET, AgentState
+from tools.catalog.datahub import CatalogReader
+from tools.catalog.resolve import knows_name
+
+_ABOUT_SOMETHING = frozenset({Intent.ASSESS, Intent.DEPENDENTS, Intent.OWNERS, Intent.TOLERANCE})
+_MAX_WORDS = 12  # a chat message names its subject among its first few content words; each costs a search
 
 
 def make_route(ctx: AgentContext) -> Node:
@@ -22,6 +28,17 @@ def make_route(ctx: AgentContext) -> Node:
         decision = await ctx.planner.route(question)
         if decision.intent not in Intent:  # a model may invent intents; treat them as unknown
             decision = decision.model_copy(update={"intent": Intent.UNKNOWN})
+        if ctx.planner.name == "deterministic" and decision.intent in _ABOUT_SOMETHING:
+            decision = await known_subject(await ctx.handle.reader(), question, decision)
         return {**TURN_RESET, "question": question, "route": decision}
 
     return route
+
+
+async def known_subject(reader: CatalogReader, question: str, decision: RouteDecision) -> RouteDecision:
+    """The route with its subject checked against the catalog (agent/planning/router.py prefer_known): a field,
+    dataset or feature for a change or a tolerance question, also a model for a lineage or owners question."""
+    fields_only = decision.intent in (Intent.ASSESS, Intent.TOLERANCE)
+    words = [w for w in [decision.subject, *subject_words(question)[:_MAX_WORDS]] if w]
+    known = {w for w in dict.fromkeys(words) if await knows_name(reader, w, fields_only=fields_only)}
+    return prefer_known(question, decision, known)

@@ -119,6 +119,7 @@ _DOWN: Final = (
 )
 _LARGER: Final = r"(?:larger|bigger|higher|greater|more|as\s+(?:large|big|high))"
 SCALE: Final = (
+    (rx(rf"({NUM})\s?(?:[x×]|times)\s+(?:too\s+)?(?:small|low|smaller|lower|less)\b"), "inverse"),  # 10x too small
     (rx(rf"\b(?:multipl\w*|scal\w*)\s+(?:up\s+|down\s+)?by\s+(?:a\s+factor\s+(?:of\s+)?)?({NUM})"), "n"),
     (rx(rf"\bfactor\s+(?:of\s+)?({NUM})"), "n"),
     (rx(r"(?<!\w)[x×]\s?([0-9][0-9,]*(?:\.[0-9]+)?)\b"), "n"),
@@ -153,6 +154,15 @@ SCALE: Final = (
     (rx(rf"({NUM})\s*(?:%|percent)\s+(?:higher|larger|bigger|greater|more|up)\b"), "up"),
     (rx(rf"({NUM})\s*(?:%|percent)\s+(?:lower|smaller|less|down)\b"), "down"),
     (rx(rf"({NUM})\s*(?:→|->|=>|⇒|\bbecomes\b|\bturns\s+into\b)\s*({NUM})\s*%?"), "ratio"),  # "0.5 → 50%": 100
+)
+# Which way a person says the values move; a plan moving them the other way read the words wrong.
+DOWNWARD: Final = rx(
+    r"\btoo\s+(?:small|low|little)\b|\b(?:smaller|lower|understated|undercount\w*|shrinks?|shrunk|decreas\w*|"
+    r"reduc\w*|drops?|dropped|deflated)\b|\b(?:goes|go|went|moves?|shifted|shifts?)\s+down\b|\bdown\s+by\b"
+)
+UPWARD: Final = rx(
+    r"\btoo\s+(?:big|large|high|much)\b|\b(?:bigger|larger|higher|overstated|overcount\w*|grows?|grew|increas\w*|"
+    r"inflated|rais\w*)\b|\b(?:goes|go|went|moves?|shifted|shifts?)\s+up\b|\bup\s+by\b"
 )
 SCALE_PART: Final = rx(
     r"\b(?:to|by|down\s+to)\s+(?:a|one)\s+(half|third|quarter|fifth|tenth|hundredth|thousandth)\s+(?:of\s+)?(?:its|the|what)"
@@ -227,7 +237,7 @@ ROUND_KW: Final = rx(
 )
 TRUNCATE: Final = rx(r"\btruncat\w*|\bcast\b")
 ROUND_UP_DOWN: Final = rx(
-    r"\bround\w*\s+(?:up|down)\b|\bceil\w*|\bfloor(?:ed)?\s+to\s+(?:the\s+)?(?:whole|nearest|integer)"
+    r"\bround\w*\s+(?:up|down)\b|\bceil\w*|\bfloor(?:ed)?\s+to\s+(?:the\s+)?(?:whole|nearest|integer)|\btruncat\w*"
 )
 ROUND_DECIMALS: Final = rx(
     rf"({NUM})\s*(?:decim[ae]l(?:\s+(?:places?|digits?|points?))?s?|dp|digits?\s+after\s+the\s+(?:decimal\s+)?point)\b"
@@ -274,7 +284,7 @@ NEGATIVES_ZEROED: Final = rx(
     r"|\bnon-?negative\b"
 )
 ANY_NUMBER: Final = rx(NUM)
-NOISE_ABS: Final = rx(r"(?:±|\+/-|\+-)\s*[0-9]")
+NOISE_ABS: Final = rx(r"(?:±|\+/-|\+-)\s*[$€£]?\s*[0-9]")
 ZERO_FLOOR: Final = rx(
     r"\b(?:clip\w*|clamp\w*|truncat\w*|bound\w*)\s+(?:[A-Za-z_]\w*\s+)?(?:at|to)\s+(?:0|zero)\b"
     r"(?!\s*(?:-|–|and|to|,))"
@@ -284,7 +294,7 @@ BETWEEN: Final = rx(rf"\bbetween\s+({NUM})\s+and\s+({NUM})")
 
 # --- plan: noise, sign, shuffle, constant ----------------------------------------------------------------------------
 NOISE_KW: Final = rx(
-    r"\b(?:noise|noisy|jitter\w*|perturb\w*|measurement\s+errors?|random\s+errors?|fuzz\w*)\b|(?:±|\+/-|\+-)\s*[0-9.]"
+    r"\b(?:noise|noisy|jitter\w*|perturb\w*|measurement\s+errors?|random\s+errors?|fuzz\w*)\b|(?:±|\+/-|\+-)\s*[$€£]?[0-9.]"
 )
 NOISE_PCT: Final = rx(
     rf"(?:±|\+/-|\+-)\s*({NUM})\s*(?:%|percent)|({NUM})\s*(?:%|percent)\s+(?:relative\s+)?(?:\w+\s+)?"
@@ -299,7 +309,7 @@ NOISE_PART: Final = rx(
     rf"(?:a|one)\s+({'|'.join(PART_VALUES)})\b"
 )
 NOISE_STD: Final = rx(
-    rf"\b(?:relative[_\s]std|std|standard\s+deviation|sigma|σ)\s*(?:of|=|:|is)?\s*({NUM})\s*(%|percent)?"
+    rf"\b(?:relative[_\s]std|std|standard\s+deviation|sigma|σ)\s*(?:of|=|:|is)?\s*[$€£]?\s*({NUM})\s*(%|percent)?"
 )
 SIGN_FLIP: Final = rx(
     r"\bsigns?\s+(?:is\s+|are\s+|gets?\s+)?(?:flip\w*|invert\w*|revers\w*|swap\w*)|\bflip\w*\s+(?:the\s+)?signs?\b"

@@ -167,6 +167,7 @@ def _described_unit(field: FieldContext, dimension: str) -> str | None:
 
 def clip(text: str, field: FieldContext) -> Outcome:
     lower = upper = None
+    text = re.sub(r"(?<=[0-9])\.\.(?=[0-9])", " to ", text)  # "clip hour to 6..22"
     for regex, side in ((c.THRESHOLD_UPPER, "upper"), (c.THRESHOLD_LOWER, "lower")):
         if m := regex.search(text):
             bound, value = num(m.group(1)), num(m.group(2))
@@ -216,6 +217,11 @@ def noise(text: str, field: FieldContext) -> Outcome:
     if m := c.NOISE_PCT.search(text):
         std, assumed = times(num(m.group(1) or m.group(2) or m.group(3)), 0.01), ()
     elif m := c.NOISE_STD.search(text):
+        if not m.group(2) and not m.group().lower().startswith("relative"):  # "a std of $5": the column's own unit
+            return (
+                f'"{m.group().strip()}" reads as a noise size in {field.field}\'s own unit; noise here is relative to '
+                f'each value: give it as a percentage, e.g. "jitter ±5%". {CAN_TEST}'
+            )
         std, assumed = times(num(m.group(1)), 0.01 if m.group(2) else 1.0), ()
     elif c.NOISE_ABS.search(text):
         return f'Noise is relative to each value: give it as a percentage, e.g. "jitter ±5%". {CAN_TEST}'

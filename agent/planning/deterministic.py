@@ -33,8 +33,8 @@ _Detector = Callable[[str, FieldContext], d.Outcome]
 # "5% nulls" is never noise; schema changes are refused before any value operator reads them. remap() accepts an
 # unquoted "a to b" only with a rename keyword or on a category field, so "dollars to cents" reaches scale().
 _DETECTORS: tuple[_Detector, ...] = (
-    d.imputation, d.nulls, remap, unseen, d.structural, time_shift, d.rounding, d.scale, d.clip, shift,
-    d.noise, d.sign_flip, d.shuffle, d.constant, d.between, d.conversion_hint,
+    d.imputation, d.nulls, remap, unseen, d.structural, time_shift, d.rounding, d.scale, d.clip, d.noise, shift,
+    d.sign_flip, d.shuffle, d.constant, d.between, d.conversion_hint,
 )  # fmt: skip
 _NUMERIC_OPS = frozenset({"scale", "shift", "round", "clip", "noise", "sign_flip", "cyclic_shift"})
 _CATEGORY_OPS = frozenset({"category_remap", "unseen_category"})
@@ -58,6 +58,12 @@ def plan(text: str, field: FieldContext) -> ExperimentPlan:
     outcome = _detect(masked, field)
     if isinstance(outcome, str):
         return ExperimentPlan(refusal=outcome)
+    if isinstance(outcome, d.Proposal) and (other := _other_field(base, field)):
+        return ExperimentPlan(
+            refusal=f"This reads as a change that {outcome.rationale}, but it also names {other}, another field of "
+            f"the dataset: a condition on it or a second change, which an experiment on {field.field} alone cannot "
+            f"honour. Ask about {field.field} on every row or a share of rows, or about {other} on its own."
+        )
     if outcome is not None:
         # Which rows: read where the field stood, as "values" ("half of amount is in cents": half of the values).
         rows_text = _without_field_name(base, field, " values ")
@@ -86,14 +92,20 @@ def _two_changes(found: d.Proposal, text: str, field: FieldContext) -> Experimen
 
 
 def _finish(found: d.Proposal, text: str, field: FieldContext) -> ExperimentPlan:
+    converted = _in_field_unit(found, text, field)
+    if isinstance(converted, str):
+        return ExperimentPlan(refusal=converted)
+    found = converted
     share = shares.read_share(text)
     fraction = found.fraction if found.fraction is not None else share.fraction if share else 1.0
     seed_match = c.SEED.search(text)
     seed = int(seed_match.group(1)) if seed_match else 0
     problem = (
         _type_problem(found.op, field)
+        or _whole_number_problem(found, field)
         or _noop_problem(found, field)
         or _unsure_problem(found, text, field)
+        or _direction_problem(found, text)
         or _rows_problem(found, text, share)
     )
     if problem:
@@ -136,11 +148,88 @@ def _unsure_problem(found: d.Proposal, text: str, field: FieldContext) -> str | 
     )
 
 
+def _quoted(m: re.Match[str]) -> str:
+    return m.group(2) or m.group(4) or ""
+
+
+_TIME_UNITS = {"minute": 1, "hour": 60, "day": 1440, "week": 10080}
+_TIME_SAID = re.compile(
+    r"(?<![\w.])([0-9]+(?:\.[0-9]+)?)\s*(minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|months?|years?|yrs?)\b", re.I
+)
+
+
+def _unit_of(word: str) -> str | None:
+    stem = word.lower().rstrip("s")
+    return {"min": "minute", "hr": "hour", "wk": "week", "yr": "year"}.get(stem, stem)
+
+
+def _in_field_unit(found: d.Proposal, text: str, field: FieldContext) -> d.Proposal | str:
+    """ "account_age_days is off by 2 weeks" shifts by 14 days, not 2: a shift's size said in another time unit is
+    converted to the field's (exact units only), or refused; months and years have no exact length."""
+    offset = found.params.get("offset")
+    if found.op != "shift" or not isinstance(offset, int | float):
+        return found
+    said = next((m for m in _TIME_SAID.finditer(text) if abs(float(m.group(1)) - abs(offset)) < 1e-9), None)
+    if said is None:
+        return found
+    unit = _unit_of(said.group(2))
+    where = f"{field.field} {field.description or ''}".lower()
+    own = next((u for u in ("minute", "hour", "day", "week") if u in where), None)
+    if unit == own:
+        return found
+    if own is None or unit not in _TIME_UNITS:
+        return (
+            f"This reads as a shift of {field.field} by {offset:g}, but the request gives it in {said.group(2)} "
+            f'("{said.group()}") and I do not know {field.field}\'s unit in those terms: say the shift in '
+            f'{field.field}\'s own unit, e.g. "{field.field} shifted by 14".'
+        )
+    value = d.n(offset * _TIME_UNITS[unit] / _TIME_UNITS[own])
+    rationale = f"{found.rationale.replace(f'{offset:g}', f'{value:g}')} ({said.group()} in {own}s)"
+    return found._replace(params={**found.params, "offset": value}, rationale=rationale)
+
+
+def _own_bound(said: re.Match[str], found: d.Proposal) -> str:
+    """ "values above 5000 set to 5000" restates the clip's bound (removed, it is the clip); "capped at 10k for
+    transactions over $1000" limits the clip to other rows (kept, it is a condition)."""
+    number = re.search(r"[0-9][0-9,.]*\s*[kKmM]?\b", said.group())
+    if number is None:
+        return " "
+    value = p.to_number(number.group().strip())
+    bounds = [b for b in (found.params.get("lower"), found.params.get("upper")) if isinstance(b, int | float)]
+    return " " if value is not None and any(abs(value - b) < 1e-9 for b in bounds) else said.group()
+
+
+def _direction_problem(found: d.Proposal, text: str) -> str | None:
+    """ "10x too small" read as ×10: a plan that moves values the other way than the words say is never run."""
+    size = {"scale": ("factor", 1.0), "shift": ("offset", 0.0)}.get(found.op)
+    if size is None or not isinstance(value := found.params.get(size[0]), int | float):
+        return None
+    down, up = c.DOWNWARD.search(text), c.UPWARD.search(text)
+    if down and up:
+        said = f'both "{up.group()}" and "{down.group()}"'
+    elif value > size[1] and down or value < size[1] and up:
+        said = f'"{(down or up).group()}", the other way'  # type: ignore[union-attr]
+    else:
+        return None
+    return (
+        f"This reads as a change that {found.rationale}, but the request says {said}: I test nothing against its "
+        'own words. Say the size with its direction, e.g. "10x too small (×0.1)".'
+    )
+
+
 def _rows_problem(found: d.Proposal, text: str, share: shares.Share | None) -> str | None:
     """A change limited to rows an experiment cannot select, or a share mentioned but not understood."""
     said = share.said if share else None
-    condition = text if found.op != "clip" else c.CLIP_CONDITION.sub(" ", text)
+    if found.op not in ("clip", "noise") and (span := shares.RANGE.search(text)):
+        return (
+            f'This reads as a change that {found.rationale}, but on a range of rows ("{span.group()}"): either end '
+            f"would be a guess. Say one share: {shares.SELECTABLE}."
+        )
+    condition = text if found.op != "clip" else c.CLIP_CONDITION.sub(lambda m: _own_bound(m, found), text)
     chosen = said if said and share and share.fraction < 1 else None  # "for all transactions in the EU" is a subset
+    if found.op == "category_remap":  # "'grocery' → 'groceries' for 'grocery'": those are the rows it changes
+        keys = {str(k).lower() for k in found.params.get("mapping", {})}
+        condition = shares.QUOTED_SUBSET.sub(lambda m: " " if keys <= {_quoted(m).lower()} else m.group(), condition)
     if limit := shares.subset(condition.replace(chosen, " ") if chosen else condition, found.op):
         return (
             f'This reads as a change that {found.rationale}, but only for some rows ("{limit}"), which an '
@@ -168,11 +257,24 @@ def _without_field_name(text: str, field: FieldContext, instead: str) -> str:
         return text
     # Not after a number or an article: in "a 3 hour shift" on a field named hour, "hour" is the unit.
     mention = re.compile(
-        rf"(?<![0-9]\s)(?<![0-9])(?<!\ban\s)(?<!\ba\s)\b(?:(?:of|in|for|on|from|to)\s+(?:the\s+)?)?"
+        rf"(?<![0-9]\s)(?<![0-9])(?<!\ban\s)(?<!\ba\s)\b(?:(of|in|for|on|from|to)\s+(?:the\s+)?)?"
         rf"{re.escape(name)}(?:'s)?(?:\s+(?:field|column))?\b(?:\s+values?\b)?",
         re.IGNORECASE,
     )
-    return " ".join(c.DANGLING.sub(" ", mention.sub(instead, text)).split())
+    # "for merchant_category 'grocery'" picks rows: the rows reading keeps its "for"
+    keep = instead.strip() == "values"
+    masked = mention.sub(lambda m: f" for{instead}" if keep and (m.group(1) or "").lower() == "for" else instead, text)
+    return " ".join(c.DANGLING.sub(" ", masked).split())
+
+
+def _other_field(text: str, field: FieldContext) -> str | None:
+    """The first other field of the dataset the text names (names that are common words aside: "value", "id")."""
+    for name in field.other_fields:
+        if len(name) < 3 or name.lower() in p.STOPWORDS:
+            continue
+        if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text, re.IGNORECASE):
+            return name
+    return None
 
 
 def _type_problem(op: str, field: FieldContext) -> str | None:
@@ -184,6 +286,23 @@ def _type_problem(op: str, field: FieldContext) -> str | None:
     return (
         f"This change reads as {op}, which applies to {what}, but {field.field} is a {field.field_type} field. "
         f"Changes that fit a {field.field_type} field: {_FITS[kind]}."
+    )
+
+
+_WHOLE_NUMBER_TYPES = re.compile(r"^(?:small|big|tiny|medium)?int(?:eger|[248])?\b|^(?:long|short)\b", re.IGNORECASE)
+
+
+def _whole_number_problem(found: d.Proposal, field: FieldContext) -> str | None:
+    """ "hour shifted by 90 mins" on a smallint column: 1.5 is not a value the column can hold."""
+    offset = found.params.get("offset")
+    if found.op not in ("shift", "cyclic_shift") or not isinstance(offset, float) or offset.is_integer():
+        return None
+    if not _WHOLE_NUMBER_TYPES.match((field.native_type or "").strip()):
+        return None
+    return (
+        f"This reads as a change that {found.rationale}, but {field.field} is a {field.native_type} column: it holds "
+        f"whole numbers, and a shift of {offset:g} is not one it can hold. Say a whole-number shift, e.g. "
+        f'"{field.field} shifted by {round(offset) or 1}".'
     )
 
 

@@ -161,7 +161,7 @@ STOPWORDS: Final = frozenset(
     check wonder want need make happen happens work works deploy release push source system upstream vendor api
     service feed kafka topic stream job pipeline arriving arrives coming plan planning next sprint wrong bad join
     joins attaches radius blast effect effects utc gmt cet cest est edt pst pdt cst cdt mst mdt ist jst bst eet wet
-    aest""".split()
+    aest reading pulling loading taking""".split()
 ) | frozenset(_WORD_NUMBERS)
 
 # --- route ----------------------------------------------------------------------------------------------------
@@ -170,8 +170,10 @@ HELP_ONLY: Final = rx(
     r"|what\s+(?:can|do)\s+you\s+do|who\s+are\s+you|what\s+are\s+you|how\s+does\s+(?:this|it)\s+work|usage|menu"
     r"|commands|start|thanks?(?:\s+you)?)\W*"
 )
+HOW_TO: Final = rx(r"\bhow\s+(?:do|can|should)\s+i\s+(?:ask|use|start|run|request)\b|\bnew\s+here\b")
 HELP_LOOSE: Final = rx(
     r"\b(?:what\s+(?:can|do)\s+you\s+do|how\s+do\s+i\s+use|what\s+are\s+you\s+for|help)\b"
+    r"|\bhow\s+does\s+(?:this|it|the)\s+(?:\w+\s+)?work\b|\bwhat\s+is\s+(?:provenance|this)\s+(?:for|about)\b"
     r"|\bwhat\s+(?:kinds?|sorts?|types?)\s+of\s+(?:changes|questions|things)\b|\bwhat\s+(?:questions|changes)\s+can\b"
 )
 VERDICT_WORDS: Final = re.compile(r"\b(?:PASS|BLOCK|WARNING|INCOMPLETE|BLOCKED)\b")
@@ -193,13 +195,25 @@ ASSESS_STRONG: Final = rx(
 )
 TOLERANCE: Final = rx(
     r"\btolerance\s+(?:map|scan)s?\b|\bhow\s+(?:much|far)\s+(?:\w+\s+){0,3}?can\s+(?:\S+\s+){0,4}?(?:take|tolerate|"
-    r"move|change|drift|shift)\b|\b(?:scan|map)\s+(?:the\s+)?tolerance\b|\btolerances?\s+(?:of|for)\b"
+    r"move|change|drift|shift|handle|absorb|survive|stand|cope\s+with)\b"
+    r"|\bwhat\s+(?:%|percent\w*|share|level|fraction|rate)\s+of\s+\w+\s+(?:\w+\s+){0,4}?(?:is\s+|are\s+)?"
+    r"(?:tolerabl\w*|acceptable|ok|okay|safe|fine)\b|\b(?:scan|map)\s+(?:the\s+)?tolerance\b|\btolerances?\s+(?:of|for)\b"
     r"|\bhow\s+(?:robust|sensitive|resilient|fragile|tolerant)\b"
     r"|\bhow\s+many\s+(?:nulls?|missing\s+values?|empty\s+values?)\s+(?:can|could|will|would)\b"
+    # the threshold asked for: "at what null rate does X start hurting", "max factor that still passes", "sweep"
+    r"|\b(?:how\s+(?:many|much|coarse|far|big|large|small|often)|what\s+(?:fraction|share|portion|%|percent\w*)"
+    r"|max(?:imum)?\s+(?:%|percent\w*|share|fraction|rate))(?!\w)[^?]{0,80}?\b(?:can|could)\b[^?]{0,80}?"
+    r"\b(?:before|without|tolerat\w*|handle|take|absorb|survive)\b"
+    r"|\bmax(?:imum)?\s+(?:%|(?:percent\w*|share|fraction|rate)\b)[^?]{0,60}?\b(?:tolerat\w*|handle|take|survive)\b"
+    r"|\bsafe\s+(?:range|limits?|bounds?|thresholds?)\b|\bsweep\b|\bbreaking\s+point\b"
+    r"|\bat\s+what\s+(?:\w+\s+){0,2}?(?:rate|share|level|factor|point|percent\w*|size|amount\s+of)\b"
+    r"|\b(?:max|maximum|min|minimum|largest|biggest|smallest|highest)\s+(?:\w+\s+){0,2}?(?:factor|scal\w*|shift|"
+    r"offset|noise|null\s+rates?|nulls?|share)\b[^?]{0,80}?\b(?:still|pass\w*|ok|okay|safe|before|without)\b"
 )
 TOLERANCE_OF: Final = rx(r"\btolerances?\s+(?:map|scan)s?\b")
 VERDICT: Final = rx(
-    r"\bverdicts?\b|\bimpact\s+doc(?:ument)?s?\b|\bprovenance\s+(?:status|results?|reports?)\b"
+    r"\bwhat\s+did\s+(?:\w+\s+){0,4}?(?:test|run|check|assessment)s?\b[^?]{0,60}?\b(?:come\s+back|show|say|return|find|give)\w*"
+    r"|\bverdicts?\b|\bwhat\s+(?:was|were)\s+the\s+(?:outcomes?|results?|verdicts?)\b|\bimpact\s+doc(?:ument)?s?\b|\bprovenance\s+(?:status|results?|reports?)\b"
     r"|\b(?:latest|last|most\s+recent|recent|current|previous)\s+(?:\w+\s+){0,3}?(?:status|results?|assessments?|"
     r"reports?|evidence|runs?|decisions?|outcomes?|checks?)\b"
     r"|\b(?:did|has|does)\s+(?:\S+\s+){0,4}?(?:pass|passed|fail|failed)\b|\b(?:status|results?)\s+(?:of|for)\b"
@@ -213,6 +227,8 @@ OWNERS: Final = rx(
     r"|\bmaintainers?\b|\bresponsible\s+(?:team|person|people)\b|\bon[-\s]call\b|\bpoint\s+of\s+contact\b"
     r"|\bloop\s+in\b|\bwho\s+(?:do\s+i|should\s+i|to|must\s+i)\s+(?:need\s+to\s+|have\s+to\s+)?"
     r"(?:loop|notify|tell|inform|ping|warn|alert|cc|involve)\b"
+    r"|\bwho(?:'s|\s+is)\s+(?:responsible|accountable|in\s+charge)\b|\bsign[-\s]?offs?\b|\boncall\b"
+    r"|\bcontacts?\s+(?:for|of|on)\b|\bwho\s+(?:approves|signs|has\s+to\s+(?:approve|sign))\b"
 )
 CHANGE_HINT: Final = rx(
     r"\b(?:cents?|dollars?|thousands|millions|kilo\w*|grams?|centimet\w*|milli\w*|percent(?:age)?s?|nulls?|"
@@ -221,11 +237,15 @@ CHANGE_HINT: Final = rx(
     r"instead\s+of|rather\s+than|switch\w*|becomes?|increased?|decreased?|off\s+by|truncat\w*|pennies|weeks|"
     r"local\s+time|(?:in|as|into)\s+(?:days|hours|minutes|seconds|years|months|percent|utc|gmt|cet|cest|est|edt|pst|"
     r"pdt|cst|cdt|mst|mdt|ist|jst|bst|eet|aest))\b|%|→|->|(?:^|\s)[*×/+]\s*[0-9]"
+    r"|(?<!\w)x\s?[0-9]|\btoo\s+(?:small|big|large|high|low)\b|\bscrambl\w*|\bmerg\w*\s+(?:'[^']*'|\S+)\s+(?:into|with)\b"
+    r"|\bencrypt\w*|\bhash(?:ed|ing)\b|\bmask(?:ed|ing)\b|\btokeni[sz]\w*|\bfloor\w*|\b(?:be|is|are|becomes?|will\s+be)\s+(?:false|true|null|zero|empty|blank)\b|(?:^|\s)=\s*\S"
+    r"|\brelabel\w*|\bhard-?cod\w*|\b(?:set|defaults?|defaulting|pinned|stuck)\s+(?:to|at)\b"
+    r"|\b(?:goes|go|went|moves?|jumps?)\s+(?:up|down)\b|\b(?:up|down|higher|lower)\s+by\b"
 )
 DEPENDENTS: Final = rx(
     r"\bwho\s+reads?\b|\bwhere\s+is\s+(?:\S+\s+)?used\b|\bcomes?\s+from\b|\b(?:models?|features?)\s+using\b|\bwhat\s+reads\b"
     r"|\bfed\s+by\b|\bworry\s+about\b|\bwho\s+would\s+(?:notice|care)\b|\breads?\s+from\b|\breaders?\b|\bwho\s+(?:is\s+)?using\b|\bfed\s+(?:in)?to\b|\bfeeds?\b|"
-    r"\bdepend\w*|\bdownstream\b|\bimpact\w*|\bconsum\w*|\blineage\b|\bused\s+by\b|\brel(?:y|ies)\s+on\b"
+    r"\bdepend\w*|\bdeps\b|\breading\s+from\b|\bdoes\s+\S+\s+(?:even\s+|still\s+|actually\s+)?(?:use|read|need)\b|\bdownstream\b|\bimpact\w*|\bconsum\w*|\blineage\b|\bused\s+by\b|\brel(?:y|ies)\s+on\b"
     r"|\b(?:who|what)\s+uses\b|\bblast\s+radius\b|\baffected\b|\b(?:readers?|users?)\s+of\b"
     r"|\b(?:anything|anyone|something|what)\s+(?:\w+\s+){0,3}?(?:using|uses|use|reading|reads|read)\b"
     r"|\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:models?|dashboards?|jobs?|pipelines?|features?|assets?|services?|"

@@ -20,10 +20,11 @@ class _Found(NamedTuple):
     end: int
 
 
-def route(text: str) -> RouteDecision:
-    """Classify a request and pull out its subject (a URN, a dotted name or a bare identifier) as written."""
+def route(text: str, subject: str | None = None) -> RouteDecision:
+    """Classify a request and pull out its subject (a URN, a dotted name or a bare identifier) as written.
+    `subject`, a word of the text the catalog knows (see `subject_words`), is taken as the subject instead."""
     clean = " ".join(str(text).split())
-    found = _subject(clean)
+    found = _forced(clean, subject) if subject else _subject(clean)
     rest = clean if found is None else f"{clean[: found.start]} {clean[found.end :]}"
     intent = _intent(clean, rest)
     if intent in (Intent.HELP, Intent.UNKNOWN):
@@ -45,12 +46,40 @@ def _intent(text: str, rest: str) -> Intent:
         # "amount nulls on 0.5% of rows — PASS or BLOCK?": a change asked about by its verdict, not a past verdict
         (_verdict_of_a_change(text, rest), Intent.ASSESS),
         (p.VERDICT.search(text) or p.VERDICT_WORDS.search(text), Intent.LATEST_VERDICT),
+        (p.HOW_TO.search(text) and rest == text, Intent.HELP),  # "new here — how do I ask for an impact check?"
         (p.OWNERS.search(text), Intent.OWNERS),
         (p.CHANGE_HINT.search(rest), Intent.ASSESS),
         (p.DEPENDENTS.search(rest), Intent.DEPENDENTS),
         (p.HELP_LOOSE.search(text), Intent.HELP),
     )
     return next((intent for matched, intent in checks if matched), Intent.UNKNOWN)
+
+
+def subject_words(text: str) -> list[str]:
+    """Every word of the text that could name a field, dataset or model, in order, once each (quoted values and
+    common words aside). The router's subject is its best guess at which; a caller that can ask the catalog keeps
+    the guess only if the catalog knows it (agent/nodes/routing.py), and otherwise takes the one word it knows."""
+    clean = " ".join(str(text).split())
+    masked = p.QUOTED_RX.sub(lambda m: m.group() if m.group().startswith("`") else " " * len(m.group()), clean)
+    words = [m.group().strip("`").rstrip(_TRAILING) for m in re.finditer(rf"`?{p.DOTTED}`?|`?[A-Za-z_]\w*`?", masked)]
+    return list(dict.fromkeys(w for w in words if w and w.lower() not in p.STOPWORDS and not w[0].isdigit()))
+
+
+def prefer_known(question: str, decision: RouteDecision, known: set[str]) -> RouteDecision:
+    """The route with a subject the catalog knows (`known`: the words of the question it names). A dotted name or
+    URN is kept as written (resolving it asks, never substitutes). A bare word it does not know is replaced by the
+    one word of the question it does ("amount is gonna land in cents": 'land' → 'amount'); none or several: the
+    guess stays, and resolving it asks the person which they meant."""
+    subject = decision.subject
+    if subject and ("." in subject or ":" in subject or subject in known):
+        return decision
+    named = [w for w in subject_words(question) if w != subject and w in known]
+    return route(question, subject=named[0]) if len(named) == 1 else decision
+
+
+def _forced(text: str, subject: str) -> _Found | None:
+    m = re.search(rf"(?<![\w.]){re.escape(subject)}(?![\w])", text)
+    return _Found(subject, m.start(), m.end()) if m else None
 
 
 def _verdict_of_a_change(text: str, rest: str) -> bool:

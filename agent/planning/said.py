@@ -27,7 +27,9 @@ _WORDS: dict[str, float] = {
     "nine": 9, "twelve": 12, "twenty": 20, "fifty": 50,
 }  # fmt: skip
 _WORD = re.compile(r"[a-z]+")
-_MULTIPLIERS = frozenset({"hundred", "thousand", "thousands", "million", "millions", "billion", "k", "dozen"})
+_MULTIPLIERS = frozenset(
+    {"hundred", "thousand", "thousands", "million", "millions", "billion", "k", "dozen", "week", "weeks"}
+)
 _IMPLIED = frozenset({"period"})  # a cyclic shift's period is the column's (24 hours), not a number people say
 
 

@@ -76,8 +76,18 @@ _SIZE_PCT: Final = rx(
     r"|\b(?:as|in|into|to|from)\s+(?:an?\s+)?(?:percent(?:age)?s?|per\s*cent|%)"
 )
 
+# A range of shares ("between 5 and 10 percent"): either end would be a guess.
+RANGE: Final = rx(rf"\bbetween\s+{NUM}\s*%?\s+and\s+{NUM}\s*{_PCT}|{NUM}\s*%?\s*(?:-|–|to)\s*{NUM}\s*{_PCT}")
+
+# Rows picked by a quoted value: "for merchant_category 'grocery'" (the field's name reads as "values").
+QUOTED_SUBSET: Final = rx(
+    r"\b(?:for|where|among|only\s+in|only\s+on)\s+(?:the\s+)?(?:values?\s+)?(?:=\s*)?(['\"])([^'\"]+)\1"
+    r"|\bin\s+(['\"])([^'\"]+)\3\s+(?:rows|transactions|records|payments)\b"
+)
+
 # The change limited to rows chosen by what they hold: a random share is not those rows.
 _SUBSET: Final = (
+    QUOTED_SUBSET,
     rx(r"\bonly\s+(?:for|on|in|when|where|if|from|at|during|to|with|within|among|after|before)\b"),
     rx(r"\b(?:where|whenever|unless|except|excluding|but\s+not)\b"),
     rx(rf"\b(?:first|last|top|bottom|latest|oldest|newest|earliest)\s+(?:{NUM}\s+)?{_ROWS}"),

@@ -101,7 +101,7 @@ DEFAULT_SCHEMAS = frozenset({"public", "dbo", "main"})
 """The schema a warehouse uses when none is named: `payments.transactions` is payments.public.transactions."""
 
 
-def _names(hint: str, name: str) -> bool:
+def names_dataset(hint: str, name: str) -> bool:
     """The hint is the name, its last dotted parts, or database.table with the default schema left out
     (case-insensitive)."""
     wanted, parts = hint.lower().split("."), name.lower().split(".")
@@ -168,7 +168,7 @@ async def resolve_field(reader: CatalogReader, subject: str, conventions: Conven
     # A name resolves exactly or not at all: the whole name, or its last dotted parts (`public.transactions`,
     # `transactions`), case-insensitively. A close name (`billing.transactions` for payments.public.transactions,
     # a typo) is a question, never an answer about another table.
-    named = [u for u in candidates if _names(hint, dataset_name(u))]
+    named = [u for u in candidates if names_dataset(hint, dataset_name(u))]
     if not named:
         close = [dataset_name(u) for u in sorted(candidates, key=lambda u: _score(hint, dataset_name(u)), reverse=True)]
         close = list(dict.fromkeys(close))[:3] or [
@@ -213,3 +213,32 @@ async def resolve_model(reader: CatalogReader, subject: str) -> str:
     if not close:  # search matches whole words: a typo finds nothing to compare with
         close = [model_name(u) for u in await similar_names(reader, subject, "mlModel")]
     raise CatalogInputError(f"no model named '{subject}'" + (f"; did you mean {', '.join(close)}?" if close else ""))
+
+
+_NAMED_KINDS = ("mlModel", "mlFeature", "mlFeatureTable")
+
+
+async def knows_name(reader: CatalogReader, word: str, *, fields_only: bool = False) -> bool:
+    """Whether the catalog has a field, dataset, model or feature named exactly `word` (case-insensitive; a model
+    also as <name>_<version>, as DataHub's mlflow source names it; no model when `fields_only`). The router's
+    guess at a subject is kept only if this holds: a word of the sentence ("land", "txns") never stands for a
+    field it does not name."""
+    lowered = word.lower()
+    for kind in _NAMED_KINDS[1:] if fields_only else _NAMED_KINDS:
+        for hit in await reader.search(word, filter=f"entity_type = {kind}", num_results=10):
+            name = model_name(hit.urn).lower() if kind == "mlModel" else (hit.name or hit.urn).lower()
+            if (
+                name == lowered
+                or name.rsplit(".", 1)[-1] == lowered
+                or re.fullmatch(re.escape(lowered) + r"_\d+", name)
+            ):
+                return True
+    for hit in await reader.search(word.split(".")[-1], filter="entity_type = dataset", num_results=10):
+        if names_dataset(word, dataset_name(hit.urn)):
+            return True
+        hint, _, field = word.rpartition(".")
+        if (not hint or names_dataset(hint, dataset_name(hit.urn))) and field.lower() in {
+            f.field_path.lower() for f in await reader.list_schema_fields(hit.urn)
+        }:
+            return True
+    return False

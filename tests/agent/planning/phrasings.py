@@ -28,35 +28,48 @@ _FIELD_URN: Final = f"urn:li:schemaField:({TABLE},amount)"
 # The demo's payments.public.transactions columns (seed/catalog.py) as gather_context reads them: DataHub type,
 # native type and description; no sample values (the graph does not gather any). card_present is the BOOLEAN
 # field of tests/agent/planning/test_deterministic.py: the demo table's only boolean is the label is_fraud.
-AMOUNT: Final = FieldContext(
+_AMOUNT = FieldContext(
     dataset_urn=TABLE,
     field="amount",
     field_type="NUMBER",
     native_type="numeric(12,2)",
     description="Transaction amount in US dollars",
 )
-CATEGORY: Final = FieldContext(
-    dataset_urn=TABLE, field="merchant_category", field_type="STRING", native_type="varchar(32)"
-)
-COUNTRY: Final = FieldContext(
+_CATEGORY = FieldContext(dataset_urn=TABLE, field="merchant_category", field_type="STRING", native_type="varchar(32)")
+_COUNTRY = FieldContext(
     dataset_urn=TABLE,
     field="country",
     field_type="STRING",
     native_type="char(2)",
     description="ISO 3166-1 alpha-2 country code",
 )
-HOUR: Final = FieldContext(
+_HOUR = FieldContext(
     dataset_urn=TABLE, field="hour", field_type="NUMBER", native_type="smallint", description="Hour of day (0-23, UTC)"
 )
-AGE: Final = FieldContext(dataset_urn=TABLE, field="account_age_days", field_type="NUMBER", native_type="integer")
-COUNT: Final = FieldContext(
+_AGE = FieldContext(dataset_urn=TABLE, field="account_age_days", field_type="NUMBER", native_type="integer")
+_COUNT = FieldContext(
     dataset_urn=TABLE,
     field="txn_count_1h",
     field_type="NUMBER",
     native_type="integer",
     description="Transactions on the account in the previous hour",
 )
-CARD: Final = FieldContext(dataset_urn=TABLE, field="card_present", field_type="BOOLEAN", native_type="boolean")
+_CARD = FieldContext(dataset_urn=TABLE, field="card_present", field_type="BOOLEAN", native_type="boolean")
+_ALL = (_AMOUNT, _CATEGORY, _COUNTRY, _HOUR, _AGE, _COUNT, _CARD)
+
+
+def _with_others(field: FieldContext) -> FieldContext:
+    """As gather_context reads it: with the names of the dataset's other fields."""
+    return field.model_copy(update={"other_fields": [f.field for f in _ALL if f is not field]})
+
+
+AMOUNT: Final = _with_others(_AMOUNT)
+CATEGORY: Final = _with_others(_CATEGORY)
+COUNTRY: Final = _with_others(_COUNTRY)
+HOUR: Final = _with_others(_HOUR)
+AGE: Final = _with_others(_AGE)
+COUNT: Final = _with_others(_COUNT)
+CARD: Final = _with_others(_CARD)
 FIELDS: Final = (AMOUNT, CATEGORY, COUNTRY, HOUR, AGE, COUNT, CARD)
 
 

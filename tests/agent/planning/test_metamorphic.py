@@ -1,27 +1,53 @@
 """Metamorphic test of the offline planner (issue 37 item 5): for every phrasing of the tuned table it plans right, a
 qualifier from each family below is appended; the plan must change accordingly or the planner must refuse — the
-same plan silently means a qualifier was dropped. The families and their counts are printed; the silent ones left
-are bounded at what was measured when the reading ledger came in (agent/planning/said.py: 116 before it)."""
+same plan silently means a qualifier was dropped, unless the qualifier restates what the plan does (`restates`).
+The families and their counts are printed."""
 
 from __future__ import annotations
 
 import pytest
 
 from agent.planning.deterministic import plan
+from agent.schemas import ExperimentPlan
 from tests.agent.planning.phrasings import PHRASINGS, Plan
 from tests.agent.planning.test_phrasings import judge
 
 FAMILIES = {
     "a condition with a number": " for transactions over $1000",
-    "another field's condition": " when account_age_days < 30",
+    "another field's condition": " when {other} < 30",
     "a share in another form": " on 0.2 of the rows",
     "a range": " on between 5 and 10 percent of rows",
     "a quoted subset": " for merchant_category 'grocery'",
-    "a second change": ", and txn_count_1h x3",
+    "a second change": ", and {other} x3",
+    "a condition in words": " but only for the mobile app",
+    "a time condition": " on weekends",
+    "another field's change in words": " while {other} goes null",
+    "an imputation": " only where the value is missing",
+    "a direction against the plan": "",  # computed from the plan: against(base)
 }
-SILENT_AT_MOST = 15
-"""Measured: 15 of 1,284 variants (e.g. "maxes out at 10k for transactions over $1000", where 10k × 1000 reads as
-the cap; a clip restating its bound; "on 20% of rows on 0.2 of the rows", the same share twice)."""
+SILENT_AT_MOST = 0
+"""Measured: 0 of 2,221 variants (15 of the first six families' 1,284 before conditions in words, other fields'
+names, ranges and directions were read; 116 before the reading ledger)."""
+
+
+def against(base: ExperimentPlan) -> str | None:
+    """ " (it comes out too small)" after a plan that makes values larger, and the other way round."""
+    size = {"scale": ("factor", 1.0), "shift": ("offset", 0.0)}.get(base.op or "")
+    value = base.params.get(size[0]) if size else None
+    if size is None or not isinstance(value, int | float) or value == size[1]:
+        return None
+    return " (it comes out too small)" if value > size[1] else " (it comes out too big)"
+
+
+def restates(family: str, base: ExperimentPlan) -> bool:
+    """The qualifier says what the plan already does: the same plan is then the right one, not a drop."""
+    bounds = {base.params.get("lower"), base.params.get("upper")}
+    keys = set(base.params.get("mapping", {}))
+    return (
+        (family == "a share in another form" and base.fraction == 0.2)  # "on 20% of rows on 0.2 of the rows"
+        or (family == "a condition with a number" and base.op == "clip" and 1000 in bounds)  # capped at 1000 over 1000
+        or (family == "a quoted subset" and base.op == "category_remap" and keys <= {"grocery"})  # renames only those
+    )
 
 
 def test_an_appended_qualifier_is_never_dropped_silently(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,12 +58,17 @@ def test_an_appended_qualifier_is_never_dropped_silently(capsys: pytest.CaptureF
             continue
         base = plan(phrasing.text, phrasing.field)
         for family, tail in FAMILIES.items():
-            text = phrasing.text.rstrip("?. ") + tail
+            if family == "a direction against the plan" and (tail := against(base)) is None:
+                continue
+            other = "txn_count_1h" if phrasing.field.field != "txn_count_1h" else "account_age_days"
+            text = phrasing.text.rstrip("?. ") + tail.format(other=other)
             got = plan(text, phrasing.field)
             total += 1
-            if got.op is not None and (got.op, got.params, got.fraction) == (base.op, base.params, base.fraction):
+            same = got.op is not None and (got.op, got.params, got.fraction) == (base.op, base.params, base.fraction)
+            if same and not restates(family, base):
                 silent[family].append(text)
     with capsys.disabled():
         print("\nmetamorphic families (silent / variants): " + ", ".join(f"{f} {len(s)}" for f, s in silent.items()))
     found = sum(len(s) for s in silent.values())
-    assert total >= 1200 and found <= SILENT_AT_MOST, {f: s[:3] for f, s in silent.items() if s}
+    print(f"{total} variants")
+    assert total >= 2200 and found <= SILENT_AT_MOST, {f: s[:3] for f, s in silent.items() if s}

@@ -28,14 +28,19 @@ from typing import Literal
 import pytest
 
 from agent.planning.deterministic import plan, route
+from agent.planning.router import prefer_known, subject_words
 from agent.schemas import ExperimentPlan, Intent, RouteDecision
 from tests.agent.planning.phrasings import ANY, PHRASINGS, Phrasing, Plan, Refuse
+from tools.catalog.resolve import names_dataset
 from tools.mutations import Kind, PlanError, parse_mutation
 
 Verdict = Literal["right", "refused", "wrong"]
 REL_TOL = 1e-3
 MIN_RIGHT = 0.90
 _CATALOG_ANSWERS = (Intent.DEPENDENTS, Intent.OWNERS, Intent.LATEST_VERDICT)
+_ABOUT_SOMETHING = (Intent.ASSESS, Intent.DEPENDENTS, Intent.OWNERS, Intent.TOLERANCE)
+TABLE_NAME = "payments.public.transactions"
+MODELS = frozenset({"fraud_detector", "review_time_estimator"})
 _NO_ANSWER = (Intent.UNKNOWN, Intent.HELP)  # both show the capabilities text (agent/nodes/catalog_qa.py)
 _KINDS: dict[str, Kind] = {"NUMBER": "numeric", "STRING": "categorical", "BOOLEAN": "boolean"}
 
@@ -51,10 +56,23 @@ class Judged:
 # --- judging ---------------------------------------------------------------------------------------------------------
 
 
-def judge(entry: Phrasing, *, plan_on: Literal["change", "message"] = "change") -> Judged:
-    """Route the message and, for an assessment, plan it; compare with what a careful reader expects."""
+def judge(
+    entry: Phrasing, *, plan_on: Literal["change", "message"] = "change", known: set[str] | None = None
+) -> Judged:
+    """Route the message and, for an assessment, plan it; compare with what a careful reader expects. `known`: the
+    names the catalog has, checked as the graph's route node checks them (agent/nodes/routing.py)."""
     try:
         decision = route(entry.text)
+        if known is not None and decision.intent in _ABOUT_SOMETHING:
+            fields_only = decision.intent in (Intent.ASSESS, Intent.TOLERANCE)
+            names = {n for n in known if not (fields_only and n in MODELS)}
+            decision = prefer_known(entry.text, decision, {w for w in subject_words(entry.text) if w in names})
+        bare = decision.subject and not any(ch in decision.subject for ch in ".:")
+        unknown_word = bare and decision.intent in _ABOUT_SOMETHING and decision.subject not in (known or set())
+        if known is not None and (_names_another_table(decision.subject) or unknown_word):
+            # resolving it asks ("no dataset named 'billing.transactions'; did you mean …"): nothing is planned
+            expected_ask = isinstance(entry.expect, Refuse) or entry.intent is not Intent.ASSESS
+            return Judged(entry, "right" if expected_ask else "refused", "name asked about", _route_text(decision))
     except Exception as exc:  # the router must never raise on user text; counted, and listed, as no answer
         return Judged(entry, "refused", "route raised", f"{type(exc).__name__}: {exc}")
     if entry.intent is not Intent.ASSESS:
@@ -91,6 +109,14 @@ def judge(entry: Phrasing, *, plan_on: Literal["change", "message"] = "change") 
     if subject is not None:
         return Judged(entry, subject[0], subject[1], f"subject {decision.subject!r}; {got}")
     return Judged(entry, "right", got=got)
+
+
+def _names_another_table(subject: str | None) -> bool:
+    """A dotted field name whose table is not the demo's (names resolve exactly: tools/catalog/resolve.py)."""
+    if not subject or "." not in subject or subject.startswith("urn:"):
+        return False
+    hint = subject.rpartition(".")[0]
+    return not names_dataset(hint, TABLE_NAME) and not names_dataset(subject, TABLE_NAME)
 
 
 def _judge_question(entry: Phrasing, decision: RouteDecision) -> Judged:

@@ -8,7 +8,7 @@ from agent.planning.chat_plan import own_words
 from agent.planning.deterministic import plan as offline_plan
 from agent.planning.said import unsaid
 from agent.schemas import ExperimentPlan
-from benchmarks.bench_fresh_phrasings import phrasings
+from tests.agent.planning.separate_tables import phrasings
 from tests.agent.planning.phrasings import AMOUNT, PHRASINGS, Plan
 from tools.mutations import PlanError, parse_mutation
 
