@@ -110,3 +110,21 @@ def test_a_table_that_is_not_in_the_catalog_is_asked_about_never_substituted(see
     said = done.stdout + done.stderr
     assert "no dataset named 'billing.transactions'" in said and "did you mean payments.public.transactions" in said
     assert "Verdict" not in done.stdout and catalog_write_count(db) == before
+
+
+def test_the_subject_is_the_word_the_catalog_names(seeded_home: Path) -> None:
+    """Issue 37: "amount is gonna land in cents": the sentence's shape reads 'land'; the catalog names amount, which
+    two datasets of the demo have, so the answer asks which one (never 'land', never a guess)."""
+    db = seeded_home / "catalog.db"
+    before = catalog_write_count(db)
+    done = _cli(seeded_home, "ask", "heads up: amount is gonna land in cents instead of dollars from next week")
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "'amount' alone is ambiguous" in said and "payments.public.transactions.amount" in said
+    assert "'land'" not in said and catalog_write_count(db) == before
+
+
+def test_a_condition_in_words_is_asked_about(seeded_home: Path) -> None:
+    done = _cli(seeded_home, "ask", "null out country on weekends")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "on weekends" in done.stdout + done.stderr and "Verdict" not in done.stdout

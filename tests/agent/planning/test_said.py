@@ -8,8 +8,8 @@ from agent.planning.chat_plan import own_words
 from agent.planning.deterministic import plan as offline_plan
 from agent.planning.said import unsaid
 from agent.schemas import ExperimentPlan
-from tests.agent.planning.separate_tables import phrasings
 from tests.agent.planning.phrasings import AMOUNT, PHRASINGS, Plan
+from tests.agent.planning.separate_tables import phrasings
 from tools.mutations import PlanError, parse_mutation
 
 CENTS = "What happens if payments.transactions.amount is sent in cents instead of dollars?"
