@@ -37,9 +37,7 @@ def make_gather_context(ctx: AgentContext) -> Node:
             field_type=schema_field.type,
             native_type=schema_field.native_data_type,
             description=schema_field.description,
-            other_fields=[
-                f.field_path for f in await discoverer.reader.list_schema_fields(dataset) if f.field_path != field
-            ],
+            other_fields=[name for name in await discoverer.field_names(dataset) if name != field],
         )
         published = schema_field.structured_properties.get(TOLERANCE_PROPERTY, [])
         return {"field_context": context, "published_tolerance": [str(v) for v in published]}

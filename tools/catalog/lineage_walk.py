@@ -89,6 +89,14 @@ class Discoverer:
                 urn=urn, type="DATASET", name=dataset_name(urn), description="known only as the source of mlFeatures"
             )
 
+    async def field_names(self, dataset_urn: str) -> list[str]:
+        """The dataset's fields (for one known only as the source of mlFeatures: the columns they read); call
+        require_dataset first."""
+        source_only = self._source_only.get(dataset_urn)
+        if source_only is not None:
+            return sorted(source_only)
+        return [f.field_path for f in await self.reader.list_schema_fields(dataset_urn)]
+
     async def require_field(self, dataset_urn: str, field: str) -> SchemaField:
         """The field's schema entry, or a CatalogInputError naming the closest fields (resolve.py)."""
         source_only = self._source_only.get(dataset_urn)
