@@ -14,7 +14,10 @@ from agent.state import TURN_RESET, AgentState
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.resolve import knows_name
 
-_ABOUT_SOMETHING = frozenset({Intent.ASSESS, Intent.DEPENDENTS, Intent.OWNERS, Intent.TOLERANCE})
+ABOUT_SOMETHING = frozenset({Intent.ASSESS, Intent.DEPENDENTS, Intent.OWNERS, Intent.TOLERANCE})
+"""Requests about a named thing, whose subject is checked against the catalog."""
+OF_A_FIELD = frozenset({Intent.ASSESS, Intent.TOLERANCE})
+"""Requests whose subject is a field (or a dataset or feature), never a model."""
 _MAX_WORDS = 12  # a chat message names its subject among its first few content words; each costs a search
 
 
@@ -28,7 +31,7 @@ def make_route(ctx: AgentContext) -> Node:
         decision = await ctx.planner.route(question)
         if decision.intent not in Intent:  # a model may invent intents; treat them as unknown
             decision = decision.model_copy(update={"intent": Intent.UNKNOWN})
-        if ctx.planner.name == "deterministic" and decision.intent in _ABOUT_SOMETHING:
+        if ctx.planner.name == "deterministic" and decision.intent in ABOUT_SOMETHING:
             decision = await known_subject(await ctx.handle.reader(), question, decision)
         return {**TURN_RESET, "question": question, "route": decision}
 
@@ -38,7 +41,11 @@ def make_route(ctx: AgentContext) -> Node:
 async def known_subject(reader: CatalogReader, question: str, decision: RouteDecision) -> RouteDecision:
     """The route with its subject checked against the catalog (agent/planning/router.py prefer_known): a field,
     dataset or feature for a change or a tolerance question, also a model for a lineage or owners question."""
-    fields_only = decision.intent in (Intent.ASSESS, Intent.TOLERANCE)
-    words = [w for w in [decision.subject, *subject_words(question)[:_MAX_WORDS]] if w]
-    known = {w for w in dict.fromkeys(words) if await knows_name(reader, w, fields_only=fields_only)}
+    fields_only, schemas = decision.intent in OF_A_FIELD, dict[str, set[str]]()
+    subject = decision.subject
+    # The usual case costs one check: a dotted name or URN is kept as written, a subject the catalog names stays.
+    if subject and ("." in subject or ":" in subject or await knows_name(reader, subject, fields_only=fields_only)):
+        return decision
+    others = [w for w in subject_words(question)[:_MAX_WORDS] if w != subject]
+    known = {w for w in others if await knows_name(reader, w, fields_only=fields_only, schemas=schemas)}
     return prefer_known(question, decision, known)

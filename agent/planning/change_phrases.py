@@ -284,7 +284,8 @@ NEGATIVES_ZEROED: Final = rx(
     r"|\bnon-?negative\b"
 )
 ANY_NUMBER: Final = rx(NUM)
-NOISE_ABS: Final = rx(r"(?:±|\+/-|\+-)\s*[$€£]?\s*[0-9]")
+_PLUS_MINUS: Final = r"(?:±|\+/-|\+-)\s*[$€£]?\s*"  # "±5%", "+-$3"
+NOISE_ABS: Final = rx(rf"{_PLUS_MINUS}[0-9]")
 ZERO_FLOOR: Final = rx(
     r"\b(?:clip\w*|clamp\w*|truncat\w*|bound\w*)\s+(?:[A-Za-z_]\w*\s+)?(?:at|to)\s+(?:0|zero)\b"
     r"(?!\s*(?:-|–|and|to|,))"
@@ -294,7 +295,7 @@ BETWEEN: Final = rx(rf"\bbetween\s+({NUM})\s+and\s+({NUM})")
 
 # --- plan: noise, sign, shuffle, constant ----------------------------------------------------------------------------
 NOISE_KW: Final = rx(
-    r"\b(?:noise|noisy|jitter\w*|perturb\w*|measurement\s+errors?|random\s+errors?|fuzz\w*)\b|(?:±|\+/-|\+-)\s*[$€£]?[0-9.]"
+    rf"\b(?:noise|noisy|jitter\w*|perturb\w*|measurement\s+errors?|random\s+errors?|fuzz\w*)\b|{_PLUS_MINUS}[0-9.]"
 )
 NOISE_PCT: Final = rx(
     rf"(?:±|\+/-|\+-)\s*({NUM})\s*(?:%|percent)|({NUM})\s*(?:%|percent)\s+(?:relative\s+)?(?:\w+\s+)?"

@@ -205,10 +205,11 @@ def _direction_problem(found: d.Proposal, text: str) -> str | None:
     if size is None or not isinstance(value := found.params.get(size[0]), int | float):
         return None
     down, up = c.DOWNWARD.search(text), c.UPWARD.search(text)
+    against = down if value > size[1] else up if value < size[1] else None
     if down and up:
         said = f'both "{up.group()}" and "{down.group()}"'
-    elif value > size[1] and down or value < size[1] and up:
-        said = f'"{(down or up).group()}", the other way'  # type: ignore[union-attr]
+    elif against:
+        said = f'"{against.group()}", the other way'
     else:
         return None
     return (

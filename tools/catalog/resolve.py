@@ -201,8 +201,7 @@ async def resolve_model(reader: CatalogReader, subject: str) -> str:
     exact = [u for u in hits if model_name(u) == subject]
     if len(exact) == 1:
         return exact[0]
-    # DataHub's mlflow source names one model per registered version: <name>_<version>
-    versions = [u for u in hits if re.fullmatch(re.escape(subject) + r"_\d+", model_name(u))]
+    versions = [u for u in hits if is_version_of(model_name(u), subject)]
     if len(versions) == 1:
         return versions[0]
     if versions:
@@ -215,30 +214,34 @@ async def resolve_model(reader: CatalogReader, subject: str) -> str:
     raise CatalogInputError(f"no model named '{subject}'" + (f"; did you mean {', '.join(close)}?" if close else ""))
 
 
-_NAMED_KINDS = ("mlModel", "mlFeature", "mlFeatureTable")
+def is_version_of(name: str, model: str) -> bool:
+    """DataHub's mlflow source names one model per registered version: <name>_<version>."""
+    return re.fullmatch(re.escape(model) + r"_\d+", name) is not None
 
 
-async def knows_name(reader: CatalogReader, word: str, *, fields_only: bool = False) -> bool:
-    """Whether the catalog has a field, dataset, model or feature named exactly `word` (case-insensitive; a model
-    also as <name>_<version>, as DataHub's mlflow source names it; no model when `fields_only`). The router's
-    guess at a subject is kept only if this holds: a word of the sentence ("land", "txns") never stands for a
-    field it does not name."""
+async def knows_name(
+    reader: CatalogReader, word: str, *, fields_only: bool = False, schemas: dict[str, set[str]] | None = None
+) -> bool:
+    """Whether the catalog has a field, dataset, feature or (unless `fields_only`) model named exactly `word`,
+    case-insensitively (a model also as one of its versions). The router's guess at a subject is kept only if this
+    holds: a word of the sentence ("land", "txns") never stands for a field it does not name. `schemas` caches each
+    dataset's lowered field names across the words of one question."""
     lowered = word.lower()
-    for kind in _NAMED_KINDS[1:] if fields_only else _NAMED_KINDS:
+    kinds = ("mlFeature", "mlFeatureTable") if fields_only else ("mlFeature", "mlFeatureTable", "mlModel")
+    for kind in kinds:
         for hit in await reader.search(word, filter=f"entity_type = {kind}", num_results=10):
             name = model_name(hit.urn).lower() if kind == "mlModel" else (hit.name or hit.urn).lower()
-            if (
-                name == lowered
-                or name.rsplit(".", 1)[-1] == lowered
-                or re.fullmatch(re.escape(lowered) + r"_\d+", name)
-            ):
+            if lowered in (name, name.rsplit(".", 1)[-1]) or (kind == "mlModel" and is_version_of(name, lowered)):
                 return True
-    for hit in await reader.search(word.split(".")[-1], filter="entity_type = dataset", num_results=10):
+    schemas = {} if schemas is None else schemas
+    hint, _, field = word.rpartition(".")
+    for hit in await reader.search(field, filter="entity_type = dataset", num_results=10):
         if names_dataset(word, dataset_name(hit.urn)):
             return True
-        hint, _, field = word.rpartition(".")
-        if (not hint or names_dataset(hint, dataset_name(hit.urn))) and field.lower() in {
-            f.field_path.lower() for f in await reader.list_schema_fields(hit.urn)
-        }:
+        if hint and not names_dataset(hint, dataset_name(hit.urn)):
+            continue
+        if hit.urn not in schemas:
+            schemas[hit.urn] = {f.field_path.lower() for f in await reader.list_schema_fields(hit.urn)}
+        if field.lower() in schemas[hit.urn]:
             return True
     return False

@@ -9,10 +9,10 @@ from typing import get_args
 
 from pydantic import ValidationError
 
-from tools.mutations.operators import REGISTRY, Mutation, PlanError
+from tools.mutations.operators import MIN_FRACTION, REGISTRY, Mutation, PlanError
 
 ALLOWED_OPERATORS: dict[str, str] = {op: f"{cls.signature()}: {cls.summary}" for op, cls in REGISTRY.items()}
-_COMMON = "every operator also takes fraction in [1e-6, 1] (default 1.0) and seed >= 0 (default 0)"
+_COMMON = f"every operator also takes fraction in [{MIN_FRACTION:g}, 1] (default 1.0) and seed >= 0 (default 0)"
 
 
 def _allowed_text() -> str:

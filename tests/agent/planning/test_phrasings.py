@@ -27,6 +27,7 @@ from typing import Literal
 
 import pytest
 
+from agent.nodes.routing import ABOUT_SOMETHING, OF_A_FIELD
 from agent.planning.deterministic import plan, route
 from agent.planning.router import prefer_known, subject_words
 from agent.schemas import ExperimentPlan, Intent, RouteDecision
@@ -38,7 +39,6 @@ Verdict = Literal["right", "refused", "wrong"]
 REL_TOL = 1e-3
 MIN_RIGHT = 0.90
 _CATALOG_ANSWERS = (Intent.DEPENDENTS, Intent.OWNERS, Intent.LATEST_VERDICT)
-_ABOUT_SOMETHING = (Intent.ASSESS, Intent.DEPENDENTS, Intent.OWNERS, Intent.TOLERANCE)
 TABLE_NAME = "payments.public.transactions"
 MODELS = frozenset({"fraud_detector", "review_time_estimator"})
 _NO_ANSWER = (Intent.UNKNOWN, Intent.HELP)  # both show the capabilities text (agent/nodes/catalog_qa.py)
@@ -63,12 +63,11 @@ def judge(
     names the catalog has, checked as the graph's route node checks them (agent/nodes/routing.py)."""
     try:
         decision = route(entry.text)
-        if known is not None and decision.intent in _ABOUT_SOMETHING:
-            fields_only = decision.intent in (Intent.ASSESS, Intent.TOLERANCE)
-            names = {n for n in known if not (fields_only and n in MODELS)}
+        if known is not None and decision.intent in ABOUT_SOMETHING:
+            names = {n for n in known if not (decision.intent in OF_A_FIELD and n in MODELS)}
             decision = prefer_known(entry.text, decision, {w for w in subject_words(entry.text) if w in names})
         bare = decision.subject and not any(ch in decision.subject for ch in ".:")
-        unknown_word = bare and decision.intent in _ABOUT_SOMETHING and decision.subject not in (known or set())
+        unknown_word = bare and decision.intent in ABOUT_SOMETHING and decision.subject not in (known or set())
         if known is not None and (_names_another_table(decision.subject) or unknown_word):
             # resolving it asks ("no dataset named 'billing.transactions'; did you mean …"): nothing is planned
             expected_ask = isinstance(entry.expect, Refuse) or entry.intent is not Intent.ASSESS
