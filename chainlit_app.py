@@ -148,13 +148,26 @@ async def ask_approval(thread_id: str, request: ApprovalRequest) -> None:
 
 @cl.on_message
 async def on_message(message: cl.Message) -> None:
-    thread_id = cl.context.session.thread_id  # the LangGraph thread: stable when the chat is resumed
     if (reference := replay.replay_argument(message.content)) is not None:
         await cl.Message(content=await replay.replay_markdown(reference, SETTINGS.home)).send()
         return
+    await answer(message.content)
+
+
+@cl.action_callback("suggestion")
+async def on_suggestion(action: cl.Action) -> None:
+    """A reading a refusal offered, picked: sent as the person's message, so the turn records the choice."""
+    text = str(action.payload["text"])
+    await action.remove()  # one pick per refusal: the other buttons stay, this one is now a message
+    await cl.Message(content=text, type="user_message", author="You").send()
+    await answer(text)
+
+
+async def answer(text: str) -> None:
+    thread_id = cl.context.session.thread_id  # the LangGraph thread: stable when the chat is resumed
     turn = await run_turn(
-        lambda hook: agent().ask(message.content, thread_id=thread_id, on_update=hook),
-        StepNarrator(question=message.content),
+        lambda hook: agent().ask(text, thread_id=thread_id, on_update=hook),
+        StepNarrator(question=text),
     )
     if turn is None:
         return
@@ -167,6 +180,9 @@ async def on_message(message: cl.Message) -> None:
         await show_scan(Path(turn.state.scan_dir), messages.answer_markdown(turn.state))
     else:
         await cl.Message(content=messages.answer_markdown(turn.state)).send()
+        if offered := [s for failure in turn.state.failures for s in failure.suggestions]:
+            actions = [cl.Action(name="suggestion", payload={"text": s}, label=s) for s in offered]
+            await cl.Message(content="Run one of these instead?", actions=actions).send()
 
 
 async def ask_again(thread_id: str) -> None:

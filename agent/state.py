@@ -53,6 +53,10 @@ class AgentState:
     question: str = ""
     """The current turn's user text. Written by `route` (copied from the last human message)."""
 
+    confirmed_from: str | None = None
+    """Written by `route`: the previous turn's refused request, when this turn's text is one of the requests its
+    refusal suggested (the person chose it)."""
+
     route: RouteDecision | None = None
     """Written by `route`: intent and subject, proposed by the planner and validated by code."""
 
@@ -112,6 +116,7 @@ def state_from_values(values: Mapping[str, Any] | None) -> AgentState:
 
 
 TURN_RESET: dict[str, Any] = {
+    "confirmed_from": None,
     "route": None,
     "field_context": None,
     "discovery": None,

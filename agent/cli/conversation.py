@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import shlex
 import sys
 import uuid
 
@@ -100,6 +101,10 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
                 return EXIT_CODES[str(turn.pending.verdict)]
             turn = await session.decide(turn.thread_id, decision)
         print(turn.answer)
+        offered = [s for failure in turn.state.failures for s in failure.suggestions]
+        if offered:  # ready to paste: the same thread, so the evidence records the choice (PlanRecord.confirmed_from)
+            print("To run one of them:")
+            print("\n".join(f"  provenance ask --thread {turn.thread_id} {shlex.quote(s)}" for s in offered))
         if question is not None and not understood(turn.state):
             print(
                 "error: the question was not read as a catalog question or a change to test; rephrase it as one "

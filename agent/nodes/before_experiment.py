@@ -9,6 +9,7 @@ from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.planning.chat_plan import own_words
 from agent.planning.column_changes import structural_plan
+from agent.planning.suggest import suggestions
 from agent.schemas import FieldContext
 from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
@@ -65,7 +66,8 @@ def make_plan(ctx: AgentContext) -> Node:
             checked, record = structural_plan(proposal, state.field_context, state.question, ctx.planner.name)
             return {"plan": checked, "plan_record": record}
         if proposal.op is None:
-            raise PlanError(proposal.refusal or "the planner could not map this change to a mutation operator")
+            refusal = proposal.refusal or "the planner could not map this change to a mutation operator"
+            raise PlanError(refusal, suggestions=suggestions(state.question, state.field_context))
         # The proposal is untrusted: the allowlist, the bounds and the field's type decide.
         mutation = parse_mutation(proposal.op, proposal.params, fraction=proposal.fraction, seed=proposal.seed)
         validate_against_field(mutation, state.discovery)
@@ -76,6 +78,7 @@ def make_plan(ctx: AgentContext) -> Node:
             mutation=mutation,
             description=mutation.describe(state.field_context.field),
             rationale=proposal.rationale,
+            confirmed_from=state.confirmed_from,
         )
         notes = published_notes(state.published_tolerance, mutation, state.field_context.field)
         # The experiment's folder is named here, checkpointed before the experiment starts: a process killed in the

@@ -29,7 +29,8 @@ def captured(stage: str) -> Callable[[Node], Node]:
             except Exception as exc:  # recorded with its stage; the graph then writes what evidence exists
                 kind = failure_kind(exc)
                 if kind == "input":  # the request cannot be served as asked: the message is the answer
-                    failure = StageFailure(stage=stage, message=str(exc), kind=kind)
+                    offered = list(getattr(exc, "suggestions", []))
+                    failure = StageFailure(stage=stage, message=str(exc), kind=kind, suggestions=offered)
                 else:
                     log.exception("stage %s failed", stage)
                     message = f"{type(exc).__name__}: {exc}"

@@ -23,7 +23,10 @@ def make_respond(ctx: AgentContext) -> Node:
         if input_failed(state):
             failure = next(f for f in state.failures if f.kind == "input")
             lines.append(f"I could not run this: {failure.message}")
-            if failure.stage == "plan":
+            if failure.suggestions:
+                lines.append("I can run one of these instead (say it as written, or pick it in the chat):")
+                lines += [f"  - {suggestion}" for suggestion in failure.suggestions]
+            elif failure.stage == "plan":
                 lines.append(CAPABILITIES)
         elif state.run_id is None:
             lines += [f"Stage {f.stage} failed: {f.message}" for f in state.failures]

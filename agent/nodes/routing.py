@@ -33,7 +33,9 @@ def make_route(ctx: AgentContext) -> Node:
             decision = decision.model_copy(update={"intent": Intent.UNKNOWN})
         if ctx.planner.name == "deterministic" and decision.intent in ABOUT_SOMETHING:
             decision = await known_subject(await ctx.handle.reader(), question, decision)
-        return {**TURN_RESET, "question": question, "route": decision}
+        offered = [s for failure in state.failures for s in failure.suggestions]  # the previous turn's refusal
+        chosen = {"confirmed_from": state.question} if question in offered else {}
+        return {**TURN_RESET, **chosen, "question": question, "route": decision}
 
     return route
 

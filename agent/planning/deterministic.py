@@ -71,6 +71,14 @@ def plan(text: str, field: FieldContext) -> ExperimentPlan:
     return ExperimentPlan(refusal=f"I could not map this to a change to the values of {field.field}. {CAN_TEST}")
 
 
+def detected(text: str, field: FieldContext) -> d.Proposal | None:
+    """The change the words describe, before any check of rows, sizes or other fields (what a refusal says it
+    read, "This reads as a change that …"); None when no operator reads them."""
+    change = _change_part(typos.corrected(" ".join(str(text).split())))
+    outcome = _detect(_without_field_name(c.URN_OR_DOTTED.sub(lambda m: m.group(1) or " ", change), field, " "), field)
+    return outcome if isinstance(outcome, d.Proposal) else None
+
+
 def _detect(text: str, field: FieldContext) -> d.Outcome:
     for detect in _DETECTORS:
         if (outcome := detect(text, field)) is not None:

@@ -11,7 +11,7 @@ from playwright.sync_api import Locator, expect
 from agent.chat.messages import STARTERS
 from seed.catalog import FRAUD_MODEL_URN
 from tests.agent.helpers import DEMO_QUESTION, catalog_write_count, documents, model_tags
-from tests.e2e.browser import ASSISTANT, TURN_MS, Chat, ChatServer
+from tests.e2e.browser import ASSISTANT, TURN_MS, USER_MESSAGE, Chat, ChatServer
 from tools.evidence.store import list_run_ids, read_evidence
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -192,3 +192,26 @@ def test_a_tolerance_map_in_the_chat_shows_its_plots(chat: Chat) -> None:
     figure = chat.page.locator("img[alt='fraud_detector-dose-response']")
     figure.evaluate("element => element.scrollIntoView({block: 'center'})")  # the plots, under the brackets
     chat.screenshot("tolerance-map")
+
+
+def test_a_refusal_offers_readings_and_a_click_runs_one(chat: Chat) -> None:
+    """Issue 37 item 3: refusal → buttons with runnable readings → one clicked runs, and the evidence records that
+    the person chose it for the refused request."""
+    refused = "null out country on weekends"
+    runs_before = set(list_run_ids(chat.server.home))
+    chat.send(refused)
+    chat.expect_answer("on weekends")
+    button = chat.page.get_by_role("button", name="country set to null")
+    expect(button).to_be_visible(timeout=TURN_MS)
+    assert set(list_run_ids(chat.server.home)) == runs_before  # a refusal runs nothing
+    chat.screenshot("refusal-suggestions")
+
+    button.click()
+    expect(chat.page.locator(USER_MESSAGE).filter(has_text="country set to null").last).to_be_visible()
+    expect(chat.page.get_by_role("button", name="Approve")).to_be_visible(timeout=TURN_MS)
+    new_runs = set(list_run_ids(chat.server.home)) - runs_before
+    assert len(new_runs) == 1, new_runs
+    plan = read_evidence(chat.server.home, new_runs.pop()).plan
+    assert plan.confirmed_from == refused and plan.mutation is not None and plan.mutation.op == "null_inject"
+    chat.decide("Reject")
+    chat.expect_answer("Rejected")

@@ -50,6 +50,11 @@ class PlanRecord(BaseModel):
         default=None, description="a schema change judged by the policy's structural rule (mutation None)"
     )
     renamed_to: str | None = None
+    confirmed_from: str | None = Field(
+        default=None,
+        description="the refused request whose suggestion the person chose to run (this plan's words are that "
+        "suggestion's); None when the person asked for this change directly",
+    )
 
     @field_validator("mutation", mode="before")
     @classmethod
@@ -184,6 +189,7 @@ class StageFailure(BaseModel):
     message: str
     kind: FailureKind = "error"  # tools/errors.py: input = the request cannot be served as asked (no run is made)
     service: str | None = None  # the service that failed ("catalog"), when one did
+    suggestions: list[str] = []  # a refused change: requests that can run instead (agent/planning/suggest.py)
 
 
 class PublicationRecord(BaseModel):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Annotated, ClassVar, Literal
 
 import numpy as np
@@ -23,7 +24,12 @@ MIN_FRACTION = 1e-6
 
 
 class PlanError(BadRequest, ValueError):
-    """A mutation that cannot run as written; the message says what is allowed."""
+    """A mutation that cannot run as written; the message says what is allowed. `suggestions`: requests that can
+    run instead, in words the offline planner reads back to exactly the plan they name (agent/planning/suggest.py)."""
+
+    def __init__(self, message: str = "", suggestions: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.suggestions = list(suggestions)
 
 
 class MutationTypeError(PlanError):

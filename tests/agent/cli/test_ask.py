@@ -14,6 +14,7 @@ import pytest
 
 from agent.cli.conversation import _converse
 from tests.agent.helpers import CHAT_MODEL_ENVS, DEMO_QUESTION, catalog_write_count, documents, model_tags
+from tools.evidence.store import list_run_ids, read_evidence
 from tools.settings import ProvenanceSettings
 
 DEMO_CHANGE = "scale payments.public.transactions.amount ×100 on 100% of rows (seed 0) — "
@@ -128,3 +129,27 @@ def test_a_condition_in_words_is_asked_about(seeded_home: Path) -> None:
     done = _cli(seeded_home, "ask", "null out country on weekends")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "on weekends" in done.stdout + done.stderr and "Verdict" not in done.stdout
+
+
+@pytest.mark.slow
+def test_a_refusal_offers_runnable_readings_and_the_choice_is_recorded(seeded_home: Path) -> None:
+    """Issue 37 item 3: a refused change offers requests that run (ready-to-paste, in the same conversation);
+    running one records in the evidence which refused request it was chosen for."""
+    refused = "null out country on weekends"
+    first = _cli(seeded_home, "ask", refused, "--thread", "suggest-1")
+    assert first.returncode == 2, first.stdout + first.stderr
+    assert "on weekends" in first.stdout and "  - country set to null" in first.stdout
+    command = "provenance ask --thread suggest-1 'country set to null'"
+    assert command in first.stdout  # ready to paste
+    assert list_run_ids(seeded_home) == []  # a refusal makes no run
+
+    second = _cli(seeded_home, "ask", "country set to null", "--thread", "suggest-1")
+    assert second.returncode in (0, 10, 20, 30), second.stdout + second.stderr  # a verdict, pending approval
+    (run_id,) = list_run_ids(seeded_home)
+    plan = read_evidence(seeded_home, run_id).plan
+    assert plan.confirmed_from == refused and plan.mutation is not None and plan.mutation.op == "null_inject"
+
+    direct = _cli(seeded_home, "ask", "country set to null", "--thread", "suggest-2")  # asked directly: no choice
+    assert direct.returncode == second.returncode, direct.stdout + direct.stderr
+    newest = max(set(list_run_ids(seeded_home)) - {run_id})
+    assert read_evidence(seeded_home, newest).plan.confirmed_from is None
