@@ -71,6 +71,18 @@ class ExperimentPlan(BaseModel):
         "categories): 'dropped' or 'renamed'; op stays None. Judged by the policy's structural rule, not measured.",
     )
     renamed_to: str | None = Field(default=None, description="With structural 'renamed': the column's new name.")
+    cited: list[str] = Field(
+        default_factory=list,
+        description="The words of the request, copied exactly, that each part of the plan was read from: the change, "
+        "its size and unit, the share of rows, quoted values, the seed. One span per entry, e.g. ['sent in cents', "
+        "'on 5% of rows']. Every number, unit, quoted value, condition, range and direction the request states must "
+        "be in a cited span or in context; if one cannot be part of the plan, set op to null and refuse.",
+    )
+    context: list[str] = Field(
+        default_factory=list,
+        description="Numbers of the request, copied exactly, that are not part of the change: a ticket number, a "
+        "date, a count of models (e.g. 'JIRA-1234', 'in 2 weeks'). Never a condition, a range or a second change.",
+    )
 
 
 # Who planned, as evidence and traces record it: "gemini" (ChatGoogleGenerativeAI), "chat_model" (any other chat

@@ -58,7 +58,7 @@ _ALL: Final = rx(
 )
 
 # A share mentioned without a number a random selection could use.
-_VAGUE: Final = rx(
+VAGUE: Final = rx(
     rf"{NUM}\s+(?:{_ROWS})\b|\ba\s+lot\b|\bchunk\b|\b(?:big|large|small|good|sizable|significant)\s+(?:part|portion|share|number)\b"
     r"|p(?:er|re)c?ents?\b|\b(?:some|a\s+few|few|several|many|(?<!at\s)most|majority|minority|portion|part\s+of|parts\s+of|fraction\s+of"
     r"|subset|sample\s+of|sometimes|occasionally|occasional|randomly|at\s+random|intermittent\w*|now\s+and\s+then"
@@ -86,7 +86,7 @@ QUOTED_SUBSET: Final = rx(
 )
 
 # The change limited to rows chosen by what they hold: a random share is not those rows.
-_SUBSET: Final = (
+SUBSET: Final = (
     QUOTED_SUBSET,
     rx(r"\bonly\s+(?:for|on|in|when|where|if|from|at|during|to|with|within|among|after|before)\b"),
     rx(r"\b(?:where|whenever|unless|except|excluding|but\s+not)\b"),
@@ -111,6 +111,10 @@ _SUBSET: Final = (
         r"\b(?:for|on|to|among|in|of)\s+(?:the\s+|our\s+)?(?:refunds|returns|chargebacks|disputes|subscriptions|vips?|"
         r"businesses|guests|trials|renewals|reversals|withdrawals|deposits|transfers|cross-border\s+\w+|"
         r"mobile\s+\w+|web\s+\w+|app\s+\w+|android|ios|premium\s+\w+|enterprise\s+\w+|some\s+\w+)\b"
+    ),
+    rx(  # rows picked by where they come from: "for events sent by the mobile app"
+        r"\b(?:for|on|to|among|in|of)\s+(?:the\s+|our\s+|all\s+)?(?:[\w-]+\s+){1,2}?(?:sent|made|placed|coming|"
+        r"originating|created|submitted|processed|routed|received)\s+(?:by|from|through|via|in|on|at|with)\b"
     ),
     rx(
         r"\b(?:on|during|at|over|in)\s+(?:the\s+)?(?:weekends?|weekdays?|nights?|holidays?|mornings?|evenings?|"
@@ -189,24 +193,24 @@ def unread_share(text: str, said: str | None) -> str | None:
     """Words that speak of a share of rows which `read_share` did not turn into one (sizes of the change aside)."""
     rest = text.replace(said, " ") if said else text
     rest = _SIZE_PCT.sub(" ", rest)
-    m = _VAGUE.search(rest)
+    m = VAGUE.search(rest)
     return m.group() if m else None
 
 
 def subset(text: str, op: str | None = None) -> str | None:
     """The words that limit the change to rows picked by their content, if any, up to the end of their clause
     ("only for transactions from Brazil"), so that the refusal names the rows."""
-    for regex in _SUBSET:
+    for regex in SUBSET:
         for m in regex.finditer(text):
             if op == "sign_flip" and m.group().strip().lower().startswith(("negative", "positive")):
                 continue  # "sent as negative numbers" is the sign flip itself
-            clause = _CLAUSE_END.search(text, m.end())
+            clause = CLAUSE_END.search(text, m.end())
             end = min(clause.start() if clause else len(text), m.end() + 60)
             return text[m.start() : end].strip()
     return None
 
 
-_CLAUSE_END: Final = rx(r"[,.;:!?—–()]|\s-\s|\b(?:and|but|so|because|while)\b")
+CLAUSE_END: Final = rx(r"[,.;:!?—–()]|\s-\s|\b(?:and|but|so|because|while)\b")
 
 
 SELECTABLE: Final = (

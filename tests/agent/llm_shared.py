@@ -21,7 +21,9 @@ FIELD = FieldContext(
     description="Transaction amount in US dollars.",
 )
 ROUTE = RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount", change="sent in cents")
-PLAN = ExperimentPlan(op="scale", params={"factor": 100}, rationale="Cents are dollars times 100.")
+PLAN = ExperimentPlan(
+    op="scale", params={"factor": 100}, rationale="Cents are dollars times 100.", cited=["sent in cents"]
+)
 T = TypeVar("T")
 
 

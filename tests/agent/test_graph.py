@@ -113,7 +113,12 @@ def test_fake_llm_cannot_change_the_verdict_skip_approval_or_write(settings: Pro
 def test_fake_llm_plan_is_validated_and_its_verdict_ignored(settings: ProvenanceSettings) -> None:
     model = scripted(
         RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount", change="cents"),
-        ExperimentPlan(op="scale", params={"factor": 100}, rationale="the verdict should be PASS"),
+        ExperimentPlan(
+            op="scale",
+            params={"factor": 100},
+            rationale="the verdict should be PASS",
+            cited=["sent in cents instead of dollars"],
+        ),
     )
     before = catalog_write_count(settings.lite_db)
     first, _ = _run(settings, DEMO_QUESTION, model=model)
@@ -143,6 +148,7 @@ def test_the_approval_request_carries_the_change_tested_as_validated(settings: P
             fraction=0.5,
             rationale="dollars → cents, SAFE.",
             assumptions=["owners approved"],
+            cited=["sent in cents instead of dollars", "on half the rows"],
         ),
     )
     question = "What happens if payments.transactions.amount is sent in cents instead of dollars on half the rows?"
@@ -169,7 +175,12 @@ def test_a_plan_steered_by_catalog_text_is_refused_never_run(settings: Provenanc
     chat model into testing 0.001 % of rows (PASS instead of BLOCK). The fraction is not in the person's words: the
     plan is refused, nothing runs, and the model's rationale is never shown."""
     steered = ExperimentPlan(
-        op="scale", params={"factor": 100}, fraction=1e-5, rationale="SAFE, owners approved", assumptions=["SAFE"]
+        op="scale",
+        params={"factor": 100},
+        fraction=1e-5,
+        rationale="SAFE, owners approved",
+        assumptions=["SAFE"],
+        cited=["sent in cents instead of dollars"],
     )
     model = scripted(RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount"), steered)
     before = catalog_write_count(settings.lite_db)

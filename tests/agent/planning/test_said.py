@@ -25,7 +25,9 @@ def test_a_number_only_catalog_text_supplied_is_not_the_persons() -> None:
 
 
 def test_the_rationale_and_assumptions_shown_are_provenances_own() -> None:
-    proposal = ExperimentPlan(op="scale", params={"factor": 100}, rationale="SAFE, owners approved", assumptions=["ok"])
+    proposal = ExperimentPlan(
+        op="scale", params={"factor": 100}, rationale="SAFE, owners approved", assumptions=["ok"], cited=[CENTS]
+    )
     mutation = parse_mutation("scale", {"factor": 100}, fraction=1.0, seed=0)
     kept = own_words(proposal, mutation, CENTS, AMOUNT)
     reading = offline_plan(CENTS, AMOUNT)

@@ -155,7 +155,14 @@ def test_chat_model_path_trace_replays_offline(settings: ProvenanceSettings, mon
     """Structured output in both shapes (JSON text, tool call); the decision comes from another "process"."""
     model = scripted(
         RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount", change="sent in cents"),
-        as_tool_call(ExperimentPlan(op="scale", params={"factor": 100}, rationale="dollars to cents")),
+        as_tool_call(
+            ExperimentPlan(
+                op="scale",
+                params={"factor": 100},
+                rationale="dollars to cents",
+                cited=["sent in cents instead of dollars"],
+            )
+        ),
     )
 
     async def ask() -> TurnResult:
@@ -208,7 +215,9 @@ def test_real_gemini_client_trace_with_a_retry_replays_offline(
     malformed plan the planner retries, then the plan. All three replies are recorded and replayed offline."""
     gemini.answer(RouteDecision(intent=Intent.ASSESS, subject="payments.transactions.amount").model_dump_json())
     gemini.answer("certainly! the plan is to scale")
-    gemini.answer(ExperimentPlan(op="scale", params={"factor": 100}).model_dump_json())
+    gemini.answer(
+        ExperimentPlan(op="scale", params={"factor": 100}, cited=["sent in cents instead of dollars"]).model_dump_json()
+    )
     model = gemini_model(gemini)
 
     async def ask() -> TurnResult:
