@@ -7,7 +7,7 @@ from typing import Any
 
 from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
-from agent.planning.chat_plan import own_words
+from agent.planning.chat_plan import CHAT_PLANNERS, own_words
 from agent.planning.column_changes import structural_plan
 from agent.planning.suggest import suggestions
 from agent.schemas import FieldContext
@@ -71,7 +71,7 @@ def make_plan(ctx: AgentContext) -> Node:
         # The proposal is untrusted: the allowlist, the bounds and the field's type decide.
         mutation = parse_mutation(proposal.op, proposal.params, fraction=proposal.fraction, seed=proposal.seed)
         validate_against_field(mutation, state.discovery)
-        if ctx.planner.name != "deterministic":
+        if ctx.planner.name in CHAT_PLANNERS:  # the offline planner and `assess`'s flags read the words themselves
             proposal = own_words(proposal, mutation, state.question, state.field_context)
         record = PlanRecord(
             planner=ctx.planner.name,

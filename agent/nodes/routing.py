@@ -14,7 +14,7 @@ from agent.state import TURN_RESET, AgentState
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.resolve import knows_name
 
-ABOUT_SOMETHING = frozenset({Intent.ASSESS, Intent.DEPENDENTS, Intent.OWNERS, Intent.TOLERANCE})
+ABOUT_SOMETHING = frozenset({Intent.ASSESS, Intent.DEPENDENTS, Intent.OWNERS, Intent.TOLERANCE, Intent.LATEST_VERDICT})
 """Requests about a named thing, whose subject is checked against the catalog."""
 OF_A_FIELD = frozenset({Intent.ASSESS, Intent.TOLERANCE})
 """Requests whose subject is a field (or a dataset or feature), never a model."""

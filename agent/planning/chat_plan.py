@@ -8,8 +8,11 @@ from agent.planning.deterministic import plan as offline_plan
 from agent.planning.ledger import unaccounted
 from agent.planning.said import unsaid
 from agent.planning.suggest import suggestions
-from agent.schemas import ExperimentPlan, FieldContext
+from agent.schemas import ExperimentPlan, FieldContext, PlannerName
 from tools.mutations import Mutation, PlanError
+
+CHAT_PLANNERS: frozenset[PlannerName] = frozenset({"gemini", "chat_model", "replay"})
+"""Planners whose plan is a chat model's reading, held to the person's words here."""
 
 
 def own_words(proposal: ExperimentPlan, mutation: Mutation, question: str, field: FieldContext) -> ExperimentPlan:

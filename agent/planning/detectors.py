@@ -252,8 +252,12 @@ def shuffle(text: str, field: FieldContext) -> Outcome:
 def constant(text: str, field: FieldContext) -> Outcome:
     for m in c.CONSTANT_VALUE.finditer(text):
         raw = m.group(1)
-        if not p.is_quoted(raw) and raw.lower() in p.STOPWORDS and p.to_number(raw) is None:
-            continue
+        if (
+            not p.is_quoted(raw)
+            and raw.lower() in p.STOPWORDS
+            and (p.to_number(raw) is None or raw.lower() in ("a", "an"))
+        ):
+            continue  # "becomes a full timestamp": an article, not the number one
         value = _typed(raw, kind(field))
         if value is None:
             wanted = "true or false" if kind(field) == "boolean" else "a number"

@@ -10,8 +10,10 @@ readers in ``detectors.py``, ``shifts.py`` and ``shares.py``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
+from typing import Final
 
 from agent.planning import change_phrases as c
 from agent.planning import detectors as d
@@ -104,7 +106,7 @@ def _finish(found: d.Proposal, text: str, field: FieldContext) -> ExperimentPlan
     if isinstance(converted, str):
         return ExperimentPlan(refusal=converted)
     found = converted
-    share = shares.read_share(text)
+    share = _not_the_size(shares.read_share(text), found, text)
     fraction = found.fraction if found.fraction is not None else share.fraction if share else 1.0
     seed_match = c.SEED.search(text)
     seed = int(seed_match.group(1)) if seed_match else 0
@@ -140,13 +142,25 @@ def _finish(found: d.Proposal, text: str, field: FieldContext) -> ExperimentPlan
     return plan.model_copy(update={"assumptions": assumed})
 
 
+def _not_the_size(share: shares.Share | None, found: d.Proposal, text: str) -> shares.Share | None:
+    """A number said once is one parameter: in "noise of 2% to amount" the 2% is the noise, not 2% of rows."""
+    numbers = [m.group() for m in c.ANY_NUMBER.finditer(text)]
+    first = c.ANY_NUMBER.search(share.said) if share and share.said else None
+    said = first.group() if first else ""
+    value = p.to_number(said) if said else None
+    sizes = [v for v in found.params.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+    if value is None or numbers.count(said) != 1 or not any(math.isclose(v * 100, value) for v in sizes):
+        return share
+    return None
+
+
 def _unsure_problem(found: d.Proposal, text: str, field: FieldContext) -> str | None:
     """Two readings offered ("cents or maybe thousands"): testing either would answer a question not asked."""
     hedge = c.HEDGE.search(text)
     units = {u for m in c.UNIT_ANY.finditer(text) if len(m.group()) > 1 and (u := d.unit_name(m.group()))}
     if found.op == "scale" and (conversion := d.conversion_units(text, field)):
         units -= set(conversion)  # "in USD cents": the two units of the conversion read
-    explicit = any(regex.search(text) for regex, _ in c.CONVERSIONS)  # "from dollars to cents" names both
+    explicit = _converts(text)  # "from dollars to cents" names both
     if hedge is None and not (found.op == "scale" and (len(units) > 2 or (len(units) == 2 and not explicit))):
         return None
     why = ", ".join(filter(None, [f'"{hedge.group()}"' if hedge else "", f"units {', '.join(sorted(units))}"]))
@@ -207,6 +221,17 @@ def _own_bound(said: re.Match[str], found: d.Proposal) -> str:
     return " " if value is not None and any(abs(value - b) < 1e-9 for b in bounds) else said.group()
 
 
+_SIZE_RANGE: Final = p.rx(
+    rf"\bby\s+(?:about\s+|around\s+|roughly\s+|anywhere\s+from\s+)?{p.NUM}\s*(?:%|x|[a-z]+)?\s*(?:-|–|to)\s*{p.NUM}"
+    rf"|{p.NUM}\s*%?\s*(?:-|–)\s*{p.NUM}\s*%"
+)
+_OFF_BY: Final = p.rx(r"\boff\s+by\b")  # "off by a factor of 100": ×100 or ÷100
+
+
+def _converts(text: str) -> bool:
+    return any(regex.search(text) for regex, _ in c.CONVERSIONS)  # "from dollars to cents" says which way
+
+
 def _direction_problem(found: d.Proposal, text: str) -> str | None:
     """ "10x too small" read as ×10: a plan that moves values the other way than the words say is never run."""
     size = {"scale": ("factor", 1.0), "shift": ("offset", 0.0)}.get(found.op)
@@ -218,6 +243,8 @@ def _direction_problem(found: d.Proposal, text: str) -> str | None:
         said = f'both "{up.group()}" and "{down.group()}"'
     elif against:
         said = f'"{against.group()}", the other way'
+    elif found.op == "scale" and not up and (off := _OFF_BY.search(text)) and not _converts(text):
+        said = f'"{off.group()}" without which way'
     else:
         return None
     return (
@@ -229,6 +256,11 @@ def _direction_problem(found: d.Proposal, text: str) -> str | None:
 def _rows_problem(found: d.Proposal, text: str, share: shares.Share | None) -> str | None:
     """A change limited to rows an experiment cannot select, or a share mentioned but not understood."""
     said = share.said if share else None
+    if found.op != "clip" and (size := _SIZE_RANGE.search(text)):
+        return (
+            f'This reads as a change that {found.rationale}, but with a range of sizes ("{size.group()}"): either end '
+            "would be a guess. Say one size; ask again for the other."
+        )
     if found.op not in ("clip", "noise") and (span := shares.RANGE.search(text)):
         return (
             f'This reads as a change that {found.rationale}, but on a range of rows ("{span.group()}"): either end '

@@ -124,6 +124,11 @@ DATASET_SENDS_FIELD: Final = rx(
     rf"(?:(?:field|column)\s+)?({_PART})"
 )
 # Names that end like a model's: in "with amount in cents, does fraud_detector still work?" the change is to amount.
+# "does review_time_estimator use hour?": the model asked about comes first, the field it may read second.
+DOES_USE: Final = rx(
+    rf"\b(?:does|do|is|are)\s+({_PART})\s+(?:even\s+|still\s+|actually\s+|really\s+)?(?:use|read|need|using|reading)s?\s+"
+    rf"(?:the\s+)?(?:(?:column|field|feature)\s+)?({DOTTED}|{_PART})"
+)
 MODELISH: Final = rx(r"(?:detector|model|scorer|classifier|predictor|regressor|ranker|forecaster|_v[0-9]+)$")
 WORD_BEFORE: Final = re.compile(rf"(?<![\w.\-'])({_PART})\s*")
 # Words between a field and its change: "amount is being sent in cents", "amount arriving in cents".
@@ -170,7 +175,10 @@ HELP_ONLY: Final = rx(
     r"|what\s+(?:can|do)\s+you\s+do|who\s+are\s+you|what\s+are\s+you|how\s+does\s+(?:this|it)\s+work|usage|menu"
     r"|commands|start|thanks?(?:\s+you)?)\W*"
 )
-HOW_TO: Final = rx(r"\bhow\s+(?:do|can|should)\s+i\s+(?:ask|use|start|run|request)\b|\bnew\s+here\b")
+HOW_TO: Final = rx(
+    r"\bhow\s+(?:do|can|should)\s+i\s+(?:ask|use|start|run|request)\b|\bnew\s+here\b"
+    r"|\b(?:syntax|format)\s+(?:for|of)\s+(?:asking|a\s+question|questions|requests?)\b"
+)
 HELP_LOOSE: Final = rx(
     r"\b(?:what\s+(?:can|do)\s+you\s+do|how\s+do\s+i\s+use|what\s+are\s+you\s+for|help)\b"
     r"|\bhow\s+does\s+(?:this|it|the)\s+(?:\w+\s+)?work\b|\bwhat\s+is\s+(?:provenance|this)\s+(?:for|about)\b"
@@ -206,6 +214,10 @@ TOLERANCE: Final = rx(
     r"\b(?:before|without|tolerat\w*|handle|take|absorb|survive)\b"
     r"|\bmax(?:imum)?\s+(?:%|(?:percent\w*|share|fraction|rate)\b)[^?]{0,60}?\b(?:tolerat\w*|handle|take|survive)\b"
     r"|\bsafe\s+(?:range|limits?|bounds?|thresholds?)\b|\bsweep\b|\bbreaking\s+point\b"
+    r"|\bhow\s+(?:big|large|much|many|far|coarse|small)\s+(?:an?\s+)?(?:\S+\s+){0,5}?(?:is|are|would\s+be|stays?)\s+"
+    r"(?:still\s+)?(?:ok|okay|fine|safe|acceptable|tolerable|allowed)\b"
+    r"|\b(?:what|how\s+(?:much|many|big|far))\b[^?]{0,80}?\b(?:would|will|could)\s+still\s+(?:be\s+)?(?:an?\s+)?"
+    r"(?:pass\w*|ok|okay|fine|safe|acceptable)\b"
     r"|\bat\s+what\s+(?:\w+\s+){0,2}?(?:rate|share|level|factor|point|percent\w*|size|amount\s+of)\b"
     r"|\b(?:max|maximum|min|minimum|largest|biggest|smallest|highest)\s+(?:\w+\s+){0,2}?(?:factor|scal\w*|shift|"
     r"offset|noise|null\s+rates?|nulls?|share)\b[^?]{0,80}?\b(?:still|pass\w*|ok|okay|safe|before|without)\b"
@@ -216,7 +228,7 @@ VERDICT: Final = rx(
     r"|\bverdicts?\b|\bwhat\s+(?:was|were)\s+the\s+(?:outcomes?|results?|verdicts?)\b|\bimpact\s+doc(?:ument)?s?\b|\bprovenance\s+(?:status|results?|reports?)\b"
     r"|\b(?:latest|last|most\s+recent|recent|current|previous)\s+(?:\w+\s+){0,3}?(?:status|results?|assessments?|"
     r"reports?|evidence|runs?|decisions?|outcomes?|checks?)\b"
-    r"|\b(?:did|has|does)\s+(?:\S+\s+){0,4}?(?:pass|passed|fail|failed)\b|\b(?:status|results?)\s+(?:of|for)\b"
+    r"|\b(?:did|has|does)\s+(?:\S+\s+){0,6}?(?:pass|passed|fail|failed)\b|\b(?:status|results?)\s+(?:of|for)\b"
     r"|\b(?:get|got|gets|was|been|is|were)\s+(?:\w+\s+)?(?:blocked|flagged|approved|warned)\b|\btagged\b"
     r"|\b(?:currently|now)\s+(?:marked|tagged|blocked|labell?ed)\b|\blast\s+(?:time|check|run|assessment)\b"
 )
@@ -228,7 +240,8 @@ OWNERS: Final = rx(
     r"|\bloop\s+in\b|\bwho\s+(?:do\s+i|should\s+i|to|must\s+i)\s+(?:need\s+to\s+|have\s+to\s+)?"
     r"(?:loop|notify|tell|inform|ping|warn|alert|cc|involve)\b"
     r"|\bwho(?:'s|\s+is)\s+(?:responsible|accountable|in\s+charge)\b|\bsign[-\s]?offs?\b|\boncall\b"
-    r"|\bcontacts?\s+(?:for|of|on)\b|\bwho\s+(?:approves|signs|has\s+to\s+(?:approve|sign))\b"
+    r"|\bcontacts?\s+(?:for|of|on)\b|\bwhoever\s+(?:owns|maintains|runs|manages|built|looks\s+after)\b"
+    r"|\bwho\s+(?:i|we)\s+(?:should|need\s+to|must|have\s+to|can|ought\s+to)\s+(?:contact|ask|talk\s+to|reach|ping|notify)\b|\bwho\s+(?:approves|signs|has\s+to\s+(?:approve|sign))\b"
 )
 CHANGE_HINT: Final = rx(
     r"\b(?:cents?|dollars?|thousands|millions|kilo\w*|grams?|centimet\w*|milli\w*|percent(?:age)?s?|nulls?|"
@@ -241,11 +254,15 @@ CHANGE_HINT: Final = rx(
     r"|\bencrypt\w*|\bhash(?:ed|ing)\b|\bmask(?:ed|ing)\b|\btokeni[sz]\w*|\bfloor\w*|\b(?:be|is|are|becomes?|will\s+be)\s+(?:false|true|null|zero|empty|blank)\b|(?:^|\s)=\s*\S"
     r"|\brelabel\w*|\bhard-?cod\w*|\b(?:set|defaults?|defaulting|pinned|stuck)\s+(?:to|at)\b"
     r"|\b(?:goes|go|went|moves?|jumps?)\s+(?:up|down)\b|\b(?:up|down|higher|lower)\s+by\b"
+    r"|\bcap(?:s|ping)?\s+(?:\S+\s+){0,2}?(?:at|to)\b|\b(?:would|will)\s+be\s+0\b|\bcounted\s+(?:twice|double|\w+\s+times)\b"
+    r"|\b(?:days?|hours?|weeks?|times|fold)\s+(?:higher|lower|bigger|smaller|larger|more|less|off|ahead|behind)\b"
+    r"|\btimes\s+(?:a\s+)?(?:hundred|thousand|ten)\b|\bnew\s+(?:\w+\s+)?(?:value|category|code)\b"
+    r"|\bfold\w*\s+(?:'[^']*'|\S+)\s+into\b|\bmod(?:ulo)?\s+[0-9]|\b(?:upper|lower)-?cas\w*"
 )
 DEPENDENTS: Final = rx(
     r"\bwho\s+reads?\b|\bwhere\s+is\s+(?:\S+\s+)?used\b|\bcomes?\s+from\b|\b(?:models?|features?)\s+using\b|\bwhat\s+reads\b"
-    r"|\bfed\s+by\b|\bworry\s+about\b|\bwho\s+would\s+(?:notice|care)\b|\breads?\s+from\b|\breaders?\b|\bwho\s+(?:is\s+)?using\b|\bfed\s+(?:in)?to\b|\bfeeds?\b|"
-    r"\bdepend\w*|\bdeps\b|\breading\s+from\b|\bdoes\s+\S+\s+(?:even\s+|still\s+|actually\s+)?(?:use|read|need)\b|\bdownstream\b|\bimpact\w*|\bconsum\w*|\blineage\b|\bused\s+by\b|\brel(?:y|ies)\s+on\b"
+    r"|\bfed\s+by\b|\b(?:is|are)\s+\S+\s+(?:even\s+|still\s+|actually\s+)?(?:reading|using|consuming)\b|\b(?:gets?|being)\s+used\b|\bused\s+anywhere\b|\bmodels?\s+(?:touching|reading|consuming|that\s+(?:use|read|touch))\b|\b(?:wat|wich|whcih)\s+models?\b|\bworry\s+about\b|\bwho\s+would\s+(?:notice|care)\b|\breads?\s+from\b|\breaders?\b|\bwho\s+(?:is\s+)?using\b|\bfed\s+(?:in)?to\b|\bfeeds?\b|"
+    r"\bdepend\w*|\bdeps\b|\breading\s+from\b|\bdoes\s+(?:\S+\s+)?(?:even\s+|still\s+|actually\s+)?(?:use|read|need)\b|\bdownstream\b|\bimpact\w*|\bconsum\w*|\blineage\b|\bused\s+by\b|\brel(?:y|ies)\s+on\b"
     r"|\b(?:who|what)\s+uses\b|\bblast\s+radius\b|\baffected\b|\b(?:readers?|users?)\s+of\b"
     r"|\b(?:anything|anyone|something|what)\s+(?:\w+\s+){0,3}?(?:using|uses|use|reading|reads|read)\b"
     r"|\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:models?|dashboards?|jobs?|pipelines?|features?|assets?|services?|"

@@ -105,6 +105,7 @@ def _subject_in(text: str) -> _Found | None:
     masked = p.TOLERANCE_OF.sub(lambda m: " " * len(m.group()), masked)  # "tolerance map of X": X is the subject
     return (
         _urn(text)
+        or _read_by_model(masked)
         or _field_in_dataset(masked)
         or _dotted(masked)
         or _backticked(text)
@@ -112,6 +113,13 @@ def _subject_in(text: str) -> _Found | None:
         or _after_keyword(masked)
         or _before_change(masked)
     )
+
+
+def _read_by_model(text: str) -> _Found | None:
+    m = p.DOES_USE.search(text)
+    if m is None or m.group(2).lower() in p.STOPWORDS or not p.MODELISH.search(m.group(1)) and "_" not in m.group(1):
+        return None
+    return _Found(m.group(2), m.start(2), m.end(2))
 
 
 def _before_change(text: str) -> _Found | None:

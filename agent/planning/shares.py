@@ -9,6 +9,7 @@ is refused, because a random share of rows is not those rows.
 
 from __future__ import annotations
 
+import re
 from typing import Final, NamedTuple
 
 from agent.planning.phrases import NUM, rx, to_number
@@ -20,13 +21,18 @@ _ROWS: Final = (
 _DET: Final = r"(?:(?:the|all|our|of\s+the|of\s+all|of)\s+){0,2}"
 
 
+# Between a share and its rows, a word that says the rows are picked ("20% of US transactions") or that the
+# percentage is a size, not a share ("noise of 2% to values").
+_NOT_ROWS: Final = r"(?:to|by|in|on|for|into|from|at)\b|(?-i:[A-Z]{2,3}\b)"
+
+
 class Share(NamedTuple):
     fraction: float
     said: str | None  # the words the share came from; None when the text gives none (every row is assumed)
 
 
 _PCT: Final = r"(?:%|p(?:er|re)\s*c?ents?|pct)"
-_PCT_OF: Final = rx(rf"({NUM})\s*{_PCT}\s+(?:of\s+)?{_DET}(?:\w+\s+)?{_ROWS}\b")
+_PCT_OF: Final = rx(rf"({NUM})\s*{_PCT}\s+(?:of\s+)?{_DET}(?:(?!{_NOT_ROWS})\w+\s+)?{_ROWS}\b")
 _PCT_ON: Final = rx(
     rf"\b(?:on|for|affecting|across|in|to|at)\s+(?:about\s+|around\s+|roughly\s+|~\s*)?({NUM})\s*{_PCT}"
     r"(?!\s*(?:nulls?|missing|empty|noise|jitter|higher|lower|more|less|larger|smaller|bigger|up|down)\b)"
@@ -112,6 +118,7 @@ SUBSET: Final = (
         r"businesses|guests|trials|renewals|reversals|withdrawals|deposits|transfers|cross-border\s+\w+|"
         r"mobile\s+\w+|web\s+\w+|app\s+\w+|android|ios|premium\s+\w+|enterprise\s+\w+|some\s+\w+)\b"
     ),
+    re.compile(rf"\b[A-Z]{{2,3}}\s+{_ROWS}"),  # "on 20% of US transactions": rows of one country or currency
     rx(  # rows picked by where they come from: "for events sent by the mobile app"
         r"\b(?:for|on|to|among|in|of)\s+(?:the\s+|our\s+|all\s+)?(?:[\w-]+\s+){1,2}?(?:sent|made|placed|coming|"
         r"originating|created|submitted|processed|routed|received)\s+(?:by|from|through|via|in|on|at|with)\b"

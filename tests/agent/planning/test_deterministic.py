@@ -183,6 +183,12 @@ REFUSALS: list[tuple[FieldContext, str, str]] = [
     (AMOUNT, "missing values filled with 0", "imputation"),
     (AMOUNT, "set to 'abc'", "must be a number"),
     (AMOUNT, "UTC → CET", "time-zone shift"),
+    # the fourth separate table's confident-wrong plans, scored untouched (held_out_table_3.yaml)
+    (AMOUNT, "amount is off by a factor of 100 in the replica", '"off by" without which way'),
+    (AMOUNT, "amount will be shifted by 5 to 10 dollars", "a range of sizes"),
+    (AMOUNT, "add 1-3% noise to amount", "a range of sizes"),
+    (CATEGORY, "merchant_category null on 20% of US transactions", "US transactions"),
+    (AMOUNT, "amount will become a full ISO timestamp string in the new events table", "could not map"),
 ]
 # fmt: on
 
@@ -241,3 +247,11 @@ def test_never_raises_on_change_vocabulary(words: list[str], field: FieldContext
     text = " ".join(words)
     assert route(text).intent in Intent
     _check(plan(text, field))
+
+
+def test_a_number_said_once_is_one_parameter() -> None:
+    """ "noise of 2% to amount": the 2% is the noise, not 2% of rows; a share said as well is read as the share."""
+    once = plan("add relative noise of 2% to amount, how bad is it", AMOUNT)
+    assert (once.op, once.params, once.fraction) == ("noise", {"relative_std": 0.02}, 1.0)
+    twice = plan("add 3% noise to 3% of rows of amount", AMOUNT)
+    assert (twice.params, twice.fraction) == ({"relative_std": 0.03}, 0.03)

@@ -104,7 +104,7 @@ def judge(
         return Judged(entry, "refused", f"refused {expected.op}", got)
     if mismatch := _plan_mismatch(expected, proposal):
         return Judged(entry, "wrong", mismatch, got)
-    subject = _subject_verdict(entry.subject, decision.subject)
+    subject = _subject_verdict(entry.subject, decision.subject, entry.text)
     if subject is not None:
         return Judged(entry, subject[0], subject[1], f"subject {decision.subject!r}; {got}")
     return Judged(entry, "right", got=got)
@@ -127,17 +127,27 @@ def _judge_question(entry: Phrasing, decision: RouteDecision) -> Judged:
         if intent in _NO_ANSWER and expected is not Intent.UNKNOWN:
             return Judged(entry, "refused", f"route {expected.value} → {intent.value}", got)
         return Judged(entry, "wrong", f"route {expected.value} → {intent.value}", got)
-    if expected in _CATALOG_ANSWERS and (subject := _subject_verdict(entry.subject, decision.subject)):
+    if expected in _CATALOG_ANSWERS and (subject := _subject_verdict(entry.subject, decision.subject, entry.text)):
         return Judged(entry, subject[0], f"{expected.value}: {subject[1]}", got)
     return Judged(entry, "right")
 
 
-def _subject_verdict(expected: str | None, got: str | None) -> tuple[Verdict, str] | None:
+def _subject_verdict(expected: str | None, got: str | None, text: str) -> tuple[Verdict, str] | None:
     if _norm(got) == _norm(expected):
         return None
+    if _qualifies(got, expected, text):
+        return None  # "amount … in payments.public.transactions" read as payments.public.transactions.amount
     if got is None:
         return "refused", "subject missing"  # the agent asks which field; nothing runs
     return "wrong", "subject wrong"
+
+
+def _qualifies(got: str | None, expected: str | None, text: str) -> bool:
+    """`got` is `expected` with the dataset the message names: the same column, named more precisely."""
+    full, bare = _norm(got), _norm(expected)
+    if not full or not bare or not full.endswith(f".{bare}"):
+        return False
+    return full.removesuffix(f".{bare}") in text.lower()
 
 
 def _norm(subject: str | None) -> str | None:
