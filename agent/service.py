@@ -23,7 +23,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from tools.catalog.handle import CatalogHandle
 from tools.catalog.resolve import check_dataset_urn
 from tools.errors import ProvenanceError, http_status
 from tools.evidence.terminal import render_evidence
-from tools.json_http import JsonHandler
+from tools.json_http import BoundedHTTPServer, JsonHandler
 from tools.mutations import parse_mutation
 from tools.runtime.executor import import_experiment_modules
 from tools.settings import ProvenanceSettings
@@ -74,7 +73,7 @@ class AssessmentService:
         # nothing, so a repeated assessment is fastest (benchmarks/bench_cli.py: 1.2 s; with processes 1.3 s, and
         # 5.5 s for the first request while the workers still import).
         self._context = AgentContext(settings=settings, catalog=self._handle)
-        self._server: ThreadingHTTPServer | None = None
+        self._server: BoundedHTTPServer | None = None
 
     @property
     def url(self) -> str:
@@ -87,8 +86,7 @@ class AssessmentService:
         # the first request should not pay for them (~1.5 s: scikit-learn, scipy, matplotlib).
         asyncio.run_coroutine_threadsafe(self._handle.get(), self._loop).result()
         import_experiment_modules()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
+        self._server = BoundedHTTPServer(("127.0.0.1", 0), _handler(self))
         threading.Thread(target=self._server.serve_forever, name="provenance-assess-http", daemon=True).start()
 
     def stop(self) -> None:

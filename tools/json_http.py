@@ -1,12 +1,54 @@
 """What Provenance's two loopback JSON services share (the embedded DataHub endpoint, the assessment service):
-replies written in one buffered segment, and a constant-time bearer-token check."""
+replies written in one buffered segment, a constant-time bearer-token check, and a bound on open connections."""
 
 from __future__ import annotations
 
 import json
 import secrets
-from http.server import BaseHTTPRequestHandler
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+MAX_CONNECTIONS = 32
+"""Connections served at once, each on a thread of its own; more get 503 at once instead of a thread each (200
+stalled connections made 208 threads before the bound)."""
+_BUSY_BODY = b'{"message": "too many open connections: retry in a moment", "status": 503}'
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
+    + f"Content-Length: {len(_BUSY_BODY)}\r\n\r\n".encode()
+    + _BUSY_BODY
+)
+
+
+class BoundedHTTPServer(ThreadingHTTPServer):
+    """A threading server with at most `max_connections` connections (threads) open at once."""
+
+    daemon_threads = True
+    request_queue_size = 128  # connections the kernel holds until accepted; at 5, a burst waits on SYN retries
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], max_connections: int = 0):
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(max_connections or MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            try:
+                request.sendall(_BUSY)
+            except OSError:
+                pass  # the client is gone already; the connection is closed either way
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class JsonHandler(BaseHTTPRequestHandler):

@@ -16,7 +16,6 @@ import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from tools.embedded.graphql import GraphQLApi, GraphQLError, UnsupportedOperatio
 from tools.embedded.patch import PatchError, apply_patch, validated_aspect
 from tools.embedded.store import LiteStore
 from tools.errors import BadRequest
-from tools.json_http import JsonHandler
+from tools.json_http import BoundedHTTPServer, JsonHandler
 
 log = logging.getLogger(__name__)
 
@@ -249,7 +248,7 @@ class RunningCatalog:
     token: str  # reads and writes
     db_path: Path
     gms: EmbeddedGms
-    server: ThreadingHTTPServer
+    server: BoundedHTTPServer
     thread: threading.Thread
     startup_seconds: float
     reader_token: str | None = None  # reads only (GET, GraphQL queries): the one `catalog serve` prints
@@ -269,8 +268,7 @@ def start_embedded_catalog(
     started = time.perf_counter()
     token = token or secrets.token_urlsafe(24)
     gms = EmbeddedGms(LiteStore(db_path))
-    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(gms, token, reader_token))
-    server.daemon_threads = True
+    server = BoundedHTTPServer(("127.0.0.1", port), _handler(gms, token, reader_token))
     thread = threading.Thread(target=server.serve_forever, name="embedded-datahub", daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -486,6 +487,33 @@ def test_a_bad_or_huge_content_length_is_refused_not_waited_on(catalog: RunningC
     assert _raw(catalog, auth + "Content-Length: -1\r\n").startswith(b"HTTP/1.1 400")
     assert _raw(catalog, auth + "Content-Length: nope\r\n").startswith(b"HTTP/1.1 400")
     assert _raw(catalog, auth + "Content-Length: 400000000\r\n").startswith(b"HTTP/1.1 413")
+
+
+def test_stalled_connections_hold_a_bounded_number_of_threads(catalog: RunningCatalog) -> None:
+    """200 connections that never send a byte made 208 threads; now at most MAX_CONNECTIONS are served at once,
+    the rest get 503 at once, and the endpoint answers again as soon as the stalled ones close."""
+    import socket
+    from urllib.parse import urlparse
+
+    from tools.json_http import MAX_CONNECTIONS
+
+    url = urlparse(catalog.url)
+    before = threading.active_count()
+    stalled = [socket.create_connection((url.hostname, url.port), timeout=10) for _ in range(200)]
+    try:
+        busy = stalled[-1].recv(1024)  # the last ones were turned away, not given a thread
+        assert busy.startswith(b"HTTP/1.1 503"), busy
+        assert threading.active_count() <= before + MAX_CONNECTIONS
+    finally:
+        for conn in stalled:
+            conn.close()
+    auth = f"Authorization: Bearer {catalog.token}\r\n"
+    for _ in range(50):  # the served ones notice their client closed and end
+        if _raw(catalog, auth + "Content-Length: -1\r\n").startswith(b"HTTP/1.1 400"):
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the endpoint did not answer after the stalled connections closed")
 
 
 def test_a_reader_token_reads_and_never_writes(catalog_db: Path) -> None:
