@@ -36,8 +36,12 @@ from policies.metrics import (
     SegmentSummary,
     Task,
 )
+from policies.text import NA, pct, share_setting
 
 __all__ = [
+    "NA",
+    "pct",
+    "share_setting",
     "DEFAULT_POLICY_PATH",
     "BinaryMetrics",
     "PairedChange",

@@ -6,8 +6,8 @@ from policies.metrics import BinaryMetrics, ModelMetrics, PairedChange
 from policies.policy import Policy
 from policies.rules_common import band_reason, flip_detail, sample_reasons, significant_size_reason
 from policies.sections import AucDropRule
+from policies.text import share_setting
 from policies.verdicts import Reason, Verdict
-from tools.evidence.formats import share_setting
 
 
 def binary_sample_reasons(m: ModelMetrics, b: BinaryMetrics, p: Policy) -> list[Reason]:

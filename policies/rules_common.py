@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from policies.metrics import ModelMetrics
 from policies.sections import Band, FailureRule
+from policies.text import pct, share_setting
 from policies.verdicts import Reason, Verdict
-from tools.evidence.formats import pct, share_setting
 
 
 def band_reason(metric: str, label: str, value: float, band: Band, *, percent: bool, detail: str = "") -> Reason:

@@ -12,8 +12,8 @@ from policies.rules_common import (
     significant_size_reason,
 )
 from policies.sections import MulticlassRules, SignificantDropRule
+from policies.text import share_setting
 from policies.verdicts import Reason
-from tools.evidence.formats import share_setting
 
 
 def multiclass_sample_reasons(m: ModelMetrics, rules: MulticlassRules) -> list[Reason]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from policies.metrics import ModelMetrics, PairedChange, RegressionMetrics
 from policies.rules_common import band_reason, missing_task_metrics, sample_reasons, significant_size_reason
 from policies.sections import RegressionRules, SignificantIncreaseRule
+from policies.text import pct, share_setting
 from policies.verdicts import Reason
-from tools.evidence.formats import pct, share_setting
 
 
 def regression_sample_reasons(m: ModelMetrics, rules: RegressionRules) -> list[Reason]:

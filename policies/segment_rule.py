@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from policies.metrics import ModelMetrics, SegmentFinding, SegmentSummary
 from policies.sections import SegmentRule
+from policies.text import pct, share_setting
 from policies.verdicts import Reason, Verdict
-from tools.evidence.formats import pct, share_setting
 
 _LABELS = {"flip_rate": "flip rate", "moved_share": "moved share"}
 

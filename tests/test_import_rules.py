@@ -1,9 +1,9 @@
 """The layering of our packages, checked on the source with `ast` (every import statement, including the ones inside
 functions and under TYPE_CHECKING, plus importlib.import_module / __import__ with a literal name):
 
-- `policies` imports nothing of ours (agent, tools, seed): it owns its input types (policies/metrics.py); the one
-  exceptions are two leaf modules: tools/errors.py, the root of every error we raise, and tools/evidence/formats.py,
-  how a number is written (the reasons of a verdict are text);
+- `policies` imports nothing of ours (agent, tools, seed): it owns its input types (policies/metrics.py) and how
+  its reasons write a share (policies/text.py); the one exception is tools/errors.py, the root of every error we
+  raise;
 - `tools` imports nothing from `agent`; nor does `seed`;
 - the graph of tools' parts (tools/<X>/ subpackages and tools/<x>.py modules: catalog, embedded, evidence,
   experiment, registry, settings, ...) has no cycle;
@@ -28,7 +28,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "tools": ("agent",),
     "seed": ("agent",),
 }
-ALLOWED = frozenset({"tools.errors", "tools.evidence.formats"})  # leaf modules any package may import
+ALLOWED = frozenset({"tools.errors"})  # the leaf module any package may import
 FRONT_ENDS = ("agent.cli", "agent.chat", "agent.mcp")
 LAUNCHERS = {("agent.cli.mcp_command", "agent.mcp")}  # `provenance mcp` starts the MCP front end, using none of it
 

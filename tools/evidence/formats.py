@@ -2,39 +2,21 @@
 "n/a", rates as percentages, AUC with 3 decimals, small p-values in scientific notation, and quantities on a
 model's own scale (errors, predictions, tolerances) with 4 significant digits.
 
-A leaf module (no imports of ours, no heavy ones): the CLI's terminal rendering uses it, and so do the policy's
-reasons (policies may import it, tests/test_import_rules.py).
+No heavy imports: the CLI's terminal rendering uses it. The two shares the policy's reasons write (`pct`,
+`share_setting`) live in policies/text.py, which owns them, and are re-exported here.
 """
 
 from __future__ import annotations
 
 import math
 
-NA = "n/a"
+from policies import NA as NA
+from policies import pct as pct
+from policies import share_setting as share_setting
 
 
 def na(value: object) -> str:
     return NA if value is None else str(value)
-
-
-def pct(value: float | None, digits: int = 2) -> str:
-    """A measured share in percent. Never rounded to 100% or 0% when it is not that: 7,199 of 7,200 is "> 99.9%"
-    (at one decimal), not "100.0%"."""
-    if value is None:
-        return NA
-    text = f"{value * 100:.{digits}f}%"
-    bound = 10.0**-digits
-    if text.startswith("100") and value < 1:
-        return f"> {100 - bound:.{digits}f}%"
-    if float(text[:-1]) == 0 and value > 0:
-        return f"< {bound:.{digits}f}%"
-    return text
-
-
-def share_setting(value: float) -> str:
-    """A share someone configured (a threshold band, a confidence level) as they wrote it, in percent with no
-    padding: 0.05 -> "5%", 0.995 -> "99.5%", 0.0025 -> "0.25%". A measured share is `pct`'s."""
-    return f"{value * 100:.3g}%"
 
 
 def points(value: float | None, digits: int = 2) -> str:
