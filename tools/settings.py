@@ -67,6 +67,16 @@ class ProvenanceSettings(BaseSettings):
         description="SQLite connections of the checkpointer: conversations saving at once before one waits "
         "(tools/runtime/checkpoint_pool.py); PostgreSQL uses its own pool.",
     )
+    provenance_cluster: str | None = Field(
+        default=None,
+        description="A Dask scheduler address (e.g. tcp://10.0.0.5:8786) a tolerance scan's doses run on "
+        "(tools/runtime/cluster.py); unset: threads of this process.",
+    )
+    provenance_mcp_forkserver: str | None = Field(
+        default=None,
+        description="The socket of a running fork server MCP servers are forked from, warm "
+        "(tools/catalog/mcp_forkserver.py); unset: each MCP server is a new process.",
+    )
     provenance_executor: Literal["auto", "thread", "process"] = Field(
         default="auto",
         description="Where experiment jobs run: a thread pool, a pool of worker processes, or auto (processes "
@@ -99,6 +109,16 @@ class ProvenanceSettings(BaseSettings):
         if self.provenance_executor == "auto":
             return "process" if long_lived else "thread"
         return self.provenance_executor
+
+    @property
+    def cluster(self) -> str | None:
+        """PROVENANCE_CLUSTER, or None (also when set but empty)."""
+        return (self.provenance_cluster or "").strip() or None
+
+    @property
+    def forkserver(self) -> str | None:
+        """PROVENANCE_MCP_FORKSERVER, or None (also when set but empty)."""
+        return (self.provenance_mcp_forkserver or "").strip() or None
 
     @property
     def logs(self) -> Path:

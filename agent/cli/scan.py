@@ -51,7 +51,9 @@ def _cmd_scan(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     code, scanned = EXIT_OK, []
     for discovery in found:
         folder, result = write_scan(
-            settings.home, scan(discovery, settings.lite_db.parent, loaded, axes), loaded.policy
+            settings.home,
+            scan(discovery, settings.lite_db.parent, loaded, axes, cluster=settings.cluster),
+            loaded.policy,
         )
         if not args.json:
             print(_text(result, folder))

@@ -232,6 +232,7 @@ async def _write_load(home: Path, sessions: int, http_writers: int, ops: int) ->
             gms_token=running.token,
             log_file=settings.logs / f"load-{name}.log",
             home=settings.home / "mcp-home",
+            forkserver=settings.forkserver,
         )
         async with mcp_writer_session(spec) as session:
             writer = CatalogWriter(session)

@@ -358,7 +358,9 @@ def _samples(chains: int, count: int) -> list[Sample]:
 
 
 async def _discover_all(endpoint: Endpoint, home: Path, chains: int, count: int) -> dict[str, object]:
-    spec = McpServerSpec(endpoint.url, endpoint.token, home / "logs" / "scale-mcp.log", home / "mcp-home")
+    spec = McpServerSpec(
+        endpoint.url, endpoint.token, home / "logs" / "scale-mcp.log", home / "mcp-home", forkserver=_forkserver()
+    )
     latencies, calls, wrong, searches, fallbacks = [], [], [], [], 0
     async with mcp_session(spec) as session:
         reader = CatalogReader(session)
@@ -424,3 +426,9 @@ def test_discovery_stays_column_precise_in_a_grown_catalog(seeded_template: Path
     assert figures.discoveries == 20
     assert not figures.wrong_answers, figures.wrong_answers  # column-precise at scale too
     assert figures.dataset_level_fallbacks == 0
+
+
+def _forkserver() -> str | None:
+    from tools.settings import load_settings
+
+    return load_settings().forkserver  # the suite's warm fork server (tests/conftest.py), as the product reads it

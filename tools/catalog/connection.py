@@ -58,6 +58,7 @@ async def open_catalog(settings: ProvenanceSettings) -> AsyncIterator[Catalog]:
             log_file=settings.logs / "mcp-server-datahub.log",  # a writer's, derived from it; the reader has none
             home=settings.home / "mcp-home",
             bulk_calls=settings.provenance_catalog_bulk_calls,
+            forkserver=settings.forkserver,
         )
         async with mcp_http_session(spec, served.mcp_url, settings.logs / HTTP_LOG) as session:
             yield Catalog(session, None, served.describe(), time.perf_counter() - started, spec)
@@ -82,6 +83,7 @@ async def open_catalog(settings: ProvenanceSettings) -> AsyncIterator[Catalog]:
         home=settings.home / "mcp-home",
         fail_fast=embedded is not None,
         bulk_calls=settings.provenance_catalog_bulk_calls,
+        forkserver=settings.forkserver,
     )
     try:
         async with mcp_session(spec) as session:

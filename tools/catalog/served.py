@@ -185,6 +185,7 @@ def serve_catalog(
             gms_token=embedded.token,
             log_file=settings.logs / HTTP_LOG,
             home=settings.home / "mcp-home",
+            forkserver=settings.forkserver,
         )
         with start_http_mcp_server(spec, settings.logs / HTTP_LOG, port=mcp_port) as (mcp_url, _server_pid):
             served = ServedCatalog(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -71,6 +70,7 @@ class McpServerSpec:
     home: Path  # HOME for the server: the DataHub SDK writes ~/.datahub files there
     fail_fast: bool = True
     bulk_calls: int = BULK_IN_FLIGHT  # PROVENANCE_CATALOG_BULK_CALLS (tools/runtime/lanes.py)
+    forkserver: str | None = None  # PROVENANCE_MCP_FORKSERVER (tools/catalog/mcp_forkserver.py)
 
     def server_env(self, *, mutations: bool = False) -> dict[str, str]:
         """The server's environment; its mutation tools (add_tags, save_document, ...) exist only with `mutations`."""
@@ -87,8 +87,8 @@ class McpServerSpec:
         }
         if self.fail_fast:
             env["DATAHUB_REST_EMITTER_DEFAULT_RETRY_MAX_TIMES"] = "0"
-        if forkserver := os.environ.get(FORKSERVER_ENV):  # tools/catalog/mcp_forkserver.py
-            env[FORKSERVER_ENV] = forkserver
+        if self.forkserver:  # the launcher (tools/catalog/mcp_launcher.py) forks the server from it
+            env[FORKSERVER_ENV] = self.forkserver
         return env
 
     def connection(self, *, mutations: bool = False) -> dict[str, Any]:

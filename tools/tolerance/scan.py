@@ -11,7 +11,6 @@ of every axis it runs; the sample is fixed here, so every worker draws the same 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -24,16 +23,15 @@ from tools.experiment.measure import not_tested
 from tools.experiment.prepare import CATALOG_KINDS, sample_spec
 from tools.experiment.sampling import SampleSpec
 from tools.mutations import Kind
-from tools.runtime.cluster import CLUSTER_ENV, DaskExecutor
+from tools.runtime.cluster import DaskExecutor
 from tools.runtime.executor import ExperimentExecutor, make_executor
 from tools.tolerance.jobs import axes_of, axis_job, prepared_model
 from tools.tolerance.schema import AxisResult, ModelScan, ScanResult
 
 
-def scan_executor() -> ExperimentExecutor:
-    """The cluster PROVENANCE_CLUSTER names, else threads of this process."""
-    address = os.environ.get(CLUSTER_ENV, "").strip()
-    return DaskExecutor(address) if address else make_executor("thread")
+def scan_executor(cluster: str | None) -> ExperimentExecutor:
+    """The cluster `cluster` names (PROVENANCE_CLUSTER, tools/settings.py), else threads of this process."""
+    return DaskExecutor(cluster) if cluster else make_executor("thread")
 
 
 def scan(
@@ -42,11 +40,13 @@ def scan(
     loaded: LoadedPolicy,
     axes: list[str] | None = None,
     executor: ExperimentExecutor | None = None,
+    cluster: str | None = None,
 ) -> ScanResult:
-    """The tolerance map of every production model `discovery` reached; `axes` limits the dose axes by name."""
+    """The tolerance map of every production model `discovery` reached; `axes` limits the dose axes by name. Runs
+    on `executor`, else on the Dask cluster `cluster` names, else on threads of this process."""
 
     async def run() -> ScanResult:
-        chosen = executor or scan_executor()
+        chosen = executor or scan_executor(cluster)
         try:
             return await scan_async(discovery, base_dir, loaded, axes, chosen)
         finally:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.mcp_forkserver import spawn_forkserver
-from tools.catalog.mcp_forkserver import FORKSERVER_ENV, _refusal
+from tools.catalog.mcp_forkserver import _refusal
 from tools.catalog.session import McpServerSpec, mcp_session
 from tools.embedded.server import start_embedded_catalog
 from tools.settings import ProvenanceSettings
@@ -69,8 +69,7 @@ def test_a_forked_server_answers_and_dies_with_its_launcher(
     forkserver: tuple[subprocess.Popen[bytes], str], settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server, socket_path = forkserver
-    monkeypatch.setenv(FORKSERVER_ENV, socket_path)
-    embedded, spec = endpoint_and_spec(settings, "mcp-forked.log")
+    embedded, spec = endpoint_and_spec(settings, "mcp-forked.log", forkserver=socket_path)
     log = spec.log_file
 
     def launchers() -> set[int]:
@@ -111,7 +110,7 @@ def _transport_closed(exc: BaseException) -> bool:
 
 
 def endpoint_and_spec(
-    settings: ProvenanceSettings, log_name: str, *, fail_fast: bool = True
+    settings: ProvenanceSettings, log_name: str, *, fail_fast: bool = True, forkserver: str | None = None
 ) -> tuple[Any, McpServerSpec]:
     embedded = start_embedded_catalog(settings.lite_db)
     spec = McpServerSpec(
@@ -120,6 +119,7 @@ def endpoint_and_spec(
         log_file=settings.logs / log_name,
         home=settings.home / "mcp",
         fail_fast=fail_fast,
+        forkserver=forkserver,
     )
     return embedded, spec
 
@@ -129,9 +129,8 @@ def test_a_refused_launch_starts_cold_and_says_why(
     forkserver: tuple[subprocess.Popen[bytes], str], settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server, socket_path = forkserver
-    monkeypatch.setenv(FORKSERVER_ENV, socket_path)
     # fail_fast=False: the emitter retries, which the fork server imported differently
-    embedded, spec = endpoint_and_spec(settings, "mcp-cold.log", fail_fast=False)
+    embedded, spec = endpoint_and_spec(settings, "mcp-cold.log", fail_fast=False, forkserver=socket_path)
     log = spec.log_file
 
     async def scenario() -> None:

@@ -13,7 +13,7 @@ from agent.cli.catalog import discover
 from policies import load_policy
 from seed.catalog import POSTGRES_TABLE_URN
 from tools.runtime.cluster import CLUSTER_ENV, ClusterError, DaskExecutor
-from tools.settings import ProvenanceSettings
+from tools.settings import ProvenanceSettings, load_settings
 from tools.tolerance.scan import scan, scan_executor
 
 pytestmark = pytest.mark.slow
@@ -33,8 +33,9 @@ def test_the_cluster_scan_equals_the_in_process_scan(
     base = settings.lite_db.parent
     here = scan(found, base, load_policy(), AXES)
     monkeypatch.setenv(CLUSTER_ENV, cluster.scheduler_address)
-    assert isinstance(scan_executor(), DaskExecutor)
-    there = scan(found, base, load_policy(), AXES)
+    address = load_settings().cluster  # PROVENANCE_CLUSTER, read with every other setting
+    assert address == cluster.scheduler_address and isinstance(scan_executor(address), DaskExecutor)
+    there = scan(found, base, load_policy(), AXES, cluster=address)
     assert [m.model_dump(exclude={"axes"}) for m in there.models] == [
         m.model_dump(exclude={"axes"}) for m in here.models
     ]
