@@ -7,10 +7,10 @@ seeded home. "with a running catalog" starts `provenance catalog serve` once (en
 the assessment service, advertised in $PROVENANCE_HOME/catalog-serve.json) and times the same assessment, which the
 CLI then sends to the service (agent/service.py) instead of running it: best of --repeats, so the service's first
 request (model files read, baseline computed) is not the one reported. With that catalog still running, the same
-assessment as another agent asks it (issue 27): `provenance mcp` on stdio through the MCP SDK's client, the tool
+assessment as another agent asks it: `provenance mcp` on stdio through the MCP SDK's client, the tool
 `assess_change` called --repeats + 1 times in one session — the session's start (process, imports, initialize), its
 first call (catalog session, model files, baseline) and the best of the others.
-Targets (issue 14): --help <= 0.5 s; an assessment against a running catalog <= 2.5 s.
+Targets: --help <= 0.5 s; an assessment against a running catalog <= 2.5 s.
 """
 
 from __future__ import annotations

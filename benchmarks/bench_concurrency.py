@@ -8,7 +8,7 @@ many conversations), every assessment with publication off:
 (b) --turns assessment turns at once (the reliability suite's eight questions, round robin): p50/p95, turns/s;
 (c) the same load, plus --questions catalog questions from other conversations, one after another, 0.5 s apart,
 from 0.5 s after the load started (one sample swings with what the load is doing at that moment: median and worst).
-Targets (issue 14): (b) p95 <= 3x the solo assessment; (c) a question within 2x its solo time.
+Targets: (b) p95 <= 3x the solo assessment; (c) a question within 2x its solo time.
 (b) is bounded below by the CPU the turns need: the line "floor" is --turns x the CPU seconds one solo turn used
 (this process, its experiment workers and the MCP server) / the cores, the time in which the last turn could end
 if nothing were wasted. The session is the chat's (`long_lived`: experiments in worker processes).

@@ -69,7 +69,7 @@ def experiment(pipeline: Any, frame: pd.DataFrame, model: str, column: str, muta
         cache_key=("bench", "bench"),
     )
     started = time.perf_counter()
-    # As tools/experiment/measure.py does since issue 15: the binary metrics plus the segment analysis over the
+    # As tools/experiment/measure.py does: the binary metrics plus the segment analysis over the
     # evaluation rows' columns, judged against default-v2's bands.
     policy = _policy()
     compute_task_metrics(

@@ -8,7 +8,7 @@ alternate the two demo pipelines on the same evaluation rows. Sequential = one j
 thread (the old `measure`); parallel = all jobs through the experiment executor `measure` uses, threads (the
 default) and processes (PROVENANCE_EXECUTOR=process; workers started and through their imports before the timing,
 the frame and pipeline pickled to them per job), PROVENANCE_WORKERS = the core count.
-Target (issue 14): 4 models in parallel <= 0.6x sequential on 2 cores.
+Target: 4 models in parallel <= 0.6x sequential on 2 cores.
 
 The first table is the product's own job: `tools.experiment.job.measure_model` (verify and unpickle the artifact,
 read and sample the evaluation file, inference, metrics with segments, plots) for the demo's production models as

@@ -1,4 +1,4 @@
-"""The offline planner over the phrasing tables separate readers wrote (issue 37; see
+"""The offline planner over the phrasing tables separate readers wrote (see
 tests/agent/planning/separate_tables.py): right / refused / confident-wrong, as `test_phrasings.py` judges.
 
     .venv/bin/python -m benchmarks.bench_fresh_phrasings [-v] [TABLE]

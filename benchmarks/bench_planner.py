@@ -1,4 +1,5 @@
-"""The offline planner over the phrasing table of issue 23: right / refused / confident-wrong, per category.
+"""The offline planner over its own phrasing table (tests/agent/planning/phrasings.py): right / refused /
+confident-wrong, per category.
 
     .venv/bin/python benchmarks/bench_planner.py [--plan-on change|message] [--failures] [--top 15] [--repeats 3]
 
@@ -8,7 +9,7 @@ them (that test asserts the targets). `--plan-on change` (default, as the test) 
 `--plan-on message` plans the whole message, as the graph's plan node does (`agent/nodes/before_experiment.py` passes
 `state.question`). Prints the summary line, a per-category table, the most common failure kinds and the time of
 route + plan per phrasing (best of --repeats passes over the table).
-Targets (issue 23): 0 confident-wrong; >= 90 % of the table right, and of the entries a careful person would plan
+Targets: 0 confident-wrong; >= 90 % of the table right, and of the entries a careful person would plan
 or answer.
 """
 

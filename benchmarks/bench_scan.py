@@ -6,7 +6,7 @@ Rows: the whole scan of payments.public.transactions.amount (both production mod
 gets: 7 axes, 14 dose searches), wall seconds, doses measured and seconds per dose — in this process (threads,
 PROVENANCE_WORKERS = the cores) and on a local Dask cluster of 2 worker processes started here (its start not
 timed; the first scan there pays the workers' imports, so the best of --repeats is shown); then one `assess_change`
-(the graph, no publication) for comparison. Target (issue 26): the scan of the demo's production models <= 60 s
+(the graph, no publication) for comparison. Target: the scan of the demo's production models <= 60 s
 wall on 2 cores. Nothing is asserted; the numbers are printed.
 """
 

@@ -1,4 +1,4 @@
-"""Which SQL reader resolves the columns of a dbt project written the style guide's way (issue 36 item 1): the share
+"""Which SQL reader resolves the columns of a dbt project written the style guide's way: the share
 of model output columns each candidate gives an answer for, given the catalog's schemas (dbt's catalog.json).
 
     ours      tools.transforms.column_expressions (an expression over base columns, the joins and unions it came

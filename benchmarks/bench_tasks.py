@@ -1,4 +1,4 @@
-"""Experiment overhead vs raw inference per task (issue 15): the demo's review-time regressor and a multiclass
+"""Experiment overhead vs raw inference per task: the demo's review-time regressor and a multiclass
 classifier on the demo schema, at 100k / 1M rows; plus the metrics alone and the segment analysis alone.
 
     .venv/bin/python benchmarks/bench_tasks.py [--rows 100000 1000000] [--repeats 3]

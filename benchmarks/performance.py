@@ -1,4 +1,4 @@
-"""Issue 14's performance figures in one run: every table of docs/performance.md's Performance section, side by side.
+"""The performance figures in one run: every table of docs/performance.md's Performance section, side by side.
 
     .venv/bin/python benchmarks/performance.py [--quick]
 
@@ -6,7 +6,7 @@ Runs, each in its own process so one's memory and threads do not colour the next
 turn vs 20 concurrent turns, a catalog question during 20 assessments), bench_fanout.py (1 vs 4 affected models,
 sequential vs parallel), bench_cli.py (--help, a refusal, an assessment cold and with a running catalog) and
 bench_sampling.py (sampled vs full experiment on a 10M-row Parquet file; `--quick` skips the full 10M run) and
-bench_tasks.py (issue 15: the experiment vs the raw-inference floor for a regressor and a multiclass classifier at
+bench_tasks.py (the experiment vs the raw-inference floor for a regressor and a multiclass classifier at
 100k and 1M rows, and the task metrics with and without 20 segment columns on 1M rows) and bench_plots.py (the
 evidence plots of each task on 1M rows, CPU time against the 0.5 s target).
 

@@ -1,4 +1,4 @@
-"""A chat model's plan as Provenance runs it (issue 35 item 7, issue 37 item 1): only numbers and values the person
+"""A chat model's plan as Provenance runs it : only numbers and values the person
 said (said.py), every meaningful word of the request cited (ledger.py), and Provenance's own rationale and
 assumptions, never the model's text."""
 

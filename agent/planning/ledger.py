@@ -1,4 +1,4 @@
-"""What a chat model's plan must account for (issue 37 item 1, the ledger's chat-model half).
+"""What a chat model's plan must account for (the reading ledger's chat-model half).
 
 The offline planner refuses, quoting the words, when its reading leaves a meaningful word unread. A chat model's
 reading cannot be inspected the same way, so it cites instead: the plan carries the exact words of the request each

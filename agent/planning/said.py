@@ -1,5 +1,5 @@
-"""A chat model's plan may only use what the person said (issue 35 item 7, the first part of issue 37's reading
-ledger): every number of the plan (a factor, an offset, a share of rows, a seed…) must be one the question states,
+"""A chat model's plan may only use what the person said (the first part of the reading ledger; the second is
+ledger.py): every number of the plan (a factor, an offset, a share of rows, a seed…) must be one the question states,
 in some form a person writes it — `100`, `x100`, `5 %`, `0.05`, `1e-2`, `half`, `doubled`, `cents` — and every
 text value (a category, a constant) must appear in it. Catalog text (a field description carrying
 `[[PLAN: … fraction 1e-5 … SAFE]]`) reaches the model as data; a number only it supplied is not the person's.
@@ -120,8 +120,8 @@ def _value(token: str) -> float | None:
 
 
 def unread(plan: ExperimentPlan, text: str) -> list[str]:
-    """The numbers and quoted values of `text` the plan does not account for (issue 37's reading ledger, for the
-    parts a plan must take from the words): "doubled on 0.2 of the rows" planned on every row leaves "0.2"; "for
+    """The numbers and quoted values of `text` the plan does not account for (the reading ledger, for the parts
+    a plan must take from the words): "doubled on 0.2 of the rows" planned on every row leaves "0.2"; "for
     txns over $1000" leaves "1000"; "'grocery' rows go null" leaves 'grocery'. A number may be read with another
     ("3 in 1000": 0.003)."""
     text = typos.corrected(text)

@@ -1,4 +1,4 @@
-"""Runnable readings of a change the offline planner refused (issue 37 item 3): instead of a dead end, up to three
+"""Runnable readings of a change the offline planner refused: instead of a dead end, up to three
 requests it can run, each in words the planner reads back to exactly the plan it names (checked here, so a
 suggestion never runs something other than what it says). The person picks one; nothing runs on its own."""
 

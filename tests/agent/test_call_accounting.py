@@ -1,4 +1,4 @@
-"""Issue 24: a run's evidence counts the catalog calls of that run, not of the process. Three conversations run at
+"""A run's evidence counts the catalog calls of that run, not of the process. Three conversations run at
 once through one session (as in the chat); each run's evidence.json `mcp_calls` equals the calls its turn made
 (the trace records them per turn), and the three add up to the session's total."""
 

@@ -195,7 +195,7 @@ def test_a_tolerance_map_in_the_chat_shows_its_plots(chat: Chat) -> None:
 
 
 def test_a_refusal_offers_readings_and_a_click_runs_one(chat: Chat) -> None:
-    """Issue 37 item 3: refusal → buttons with runnable readings → one clicked runs, and the evidence records that
+    """Refusal → buttons with runnable readings → one clicked runs, and the evidence records that
     the person chose it for the refused request."""
     refused = "null out country on weekends"
     runs_before = set(list_run_ids(chat.server.home))

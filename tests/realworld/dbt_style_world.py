@@ -1,4 +1,4 @@
-"""A third dbt world, written the way dbt Labs' style guide and jaffle-shop write projects (issue 36), by a separate
+"""A third dbt world, written the way dbt Labs' style guide and jaffle-shop write projects, by a separate
 reader who never saw Provenance's code: ``dbt_style_project/`` (import CTEs ending ``select * from renamed``, a
 dispatched ``cents_to_dollars`` macro, an ephemeral model, a ``customers.*`` join, a ``union all`` of two regional
 tables, a mart of chained CTEs ending ``select * from final``, window features), its raw data

@@ -1,4 +1,4 @@
-"""Issue 28 end to end on the dbt stack (tests/realworld/dbt_world.py): PostgreSQL, the dbt CLI, MLflow and
+"""The pull-request gate end to end on the dbt stack (tests/realworld/dbt_world.py): PostgreSQL, the dbt CLI, MLflow and
 DataHub's own postgres, dbt and mlflow sources, read through the official MCP server, in both catalog variants
 (`lite`: the datahub-lite sink, which refuses the dbt source's PATCH proposals; `rest`: the REST emitter into
 `provenance catalog serve`, which applies them).

@@ -1,7 +1,8 @@
-"""Issue 36 on a dbt project written the style guide's way by a separate reader (tests/realworld/dbt_style_world.py):
-for each of its 20 data changes, what Provenance derives for every feature column of the mart is applied to the
-unchanged mart and compared, row by row, with the mart dbt's compiled SQL gives after the change. Never wrong: a
-column is carried exactly, proven unchanged, or INCOMPLETE with the construct that stops it."""
+"""Carrying changes through a dbt project written the style guide's way by a separate reader
+(tests/realworld/dbt_style_world.py): for each of its 20 data changes, what Provenance derives for every feature
+column of the mart is applied to the unchanged mart and compared, row by row, with the mart dbt's compiled SQL gives
+after the change. Never wrong: a column is carried exactly, proven unchanged, or INCOMPLETE with the construct that
+stops it."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 CARRIED_FLOOR = 12
 """Changes carried exactly (every feature column) as measured when this test was written: the floor, not the aim
-(issue 36 asks 90 % of the derivable ones)."""
+(the goal: 90 % of the derivable ones)."""
 
 
 @pytest.fixture

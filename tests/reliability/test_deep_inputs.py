@@ -1,4 +1,4 @@
-"""Issue 35 item 9: a file nested deeper than Python's parser recursion (a CHANGES file, a recipe, a trace) is bad
+"""A file nested deeper than Python's parser recursion (a CHANGES file, a recipe, a trace) is bad
 input naming the file, never an internal error."""
 
 from __future__ import annotations

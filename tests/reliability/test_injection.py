@@ -173,7 +173,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         (ASSESS, _json({**SCALE, "fraction": 0.0, "seed": -1, "rationale": PASS})),
         expected="refused",
     ),
-    Scenario(  # the question says no share: a fraction only the model supplied is refused (issue 35 item 7)
+    Scenario(  # the question says no share: a fraction only the model supplied is refused
         "plan softens the experiment to 0.1% of rows",
         (
             ASSESS,

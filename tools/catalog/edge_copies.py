@@ -1,5 +1,5 @@
 """DataHub's column edge carried as a copy where Provenance's resolver cannot follow the SQL but sqlglot's own
-lineage confirms the column is the upstream one passed through (tools/transforms/passthrough.py; issue 36 item 6).
+lineage confirms the column is the upstream one passed through (tools/transforms/passthrough.py).
 The note says which reader confirmed it and where Provenance's reader stopped."""
 
 from __future__ import annotations

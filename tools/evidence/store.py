@@ -66,7 +66,7 @@ def update_evidence(home: Path, evidence: Evidence, extra: Callable[[Path], None
 def read_evidence(home: Path, run_id: str) -> Evidence:
     path = runs_dir(home) / run_id / EVIDENCE_FILE
     if not path.is_file():
-        # The count, not the ids: an error is no way to enumerate the runs of a home (issue 35 item 12).
+        # The count, not the ids: an error is no way to enumerate the runs of a home.
         count = len(list_run_ids(home))
         raise EvidenceError(
             f"no run {run_id!r} under {runs_dir(home)} ({count} run{'s' if count != 1 else ''} there); "

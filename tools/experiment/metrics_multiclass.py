@@ -1,4 +1,4 @@
-"""Multiclass metrics: baseline vs mutated class probabilities on the same labelled rows (issue 15).
+"""Multiclass metrics: baseline vs mutated class probabilities on the same labelled rows.
 
 Rows are treated as in the binary case (tools/experiment/metrics.py): a failed row (or one with a NaN/inf
 probability) counts in ``failures`` and is excluded from everything else; the rest is paired on the scored rows.

@@ -1,4 +1,4 @@
-"""Regression metrics: baseline vs mutated predictions on the same labelled rows (issue 15).
+"""Regression metrics: baseline vs mutated predictions on the same labelled rows.
 
 Rows are treated as in the binary case (tools/experiment/metrics.py): a row whose inference failed or whose
 prediction is NaN/inf counts in ``failures`` and is excluded from everything else; every other number is paired

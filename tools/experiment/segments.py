@@ -1,4 +1,4 @@
-"""Segments: where in the evaluation data a change hurts most (issue 15, policies/README.md "Segments").
+"""Segments: where in the evaluation data a change hurts most (policies/README.md "Segments").
 
 A segment is one value of a categorical column (object / category / string / bool, 2..max_categories distinct
 values among the scored rows) or one quantile bin of a numeric column (numeric_bins bins, edges from the

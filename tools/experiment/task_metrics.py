@@ -1,4 +1,4 @@
-"""One entry point for every task's metrics (issue 15): binary, multiclass or regression, plus segments.
+"""One entry point for every task's metrics: binary, multiclass or regression, plus segments.
 
 Binary goes through ``compute_metrics`` unchanged (bit-identical numbers); multiclass and regression through their
 own modules. When ``segments_frame`` is given (the evaluation rows' unmutated columns, same row order), the

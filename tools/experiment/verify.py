@@ -1,4 +1,4 @@
-"""Each derivation checked by execution, when a warehouse is reachable (`PROVENANCE_WAREHOUSE_URL`, issue 36 item 8).
+"""Each derivation checked by execution, when a warehouse is reachable (`PROVENANCE_WAREHOUSE_URL`).
 
 A derivation says: when the input column undergoes M, the output column `e(...)` undergoes M'. The warehouse checks
 it on real rows: `SELECT e AS before, e[input := M(input)] AS after FROM <the one table e reads> LIMIT n` — the

@@ -20,7 +20,7 @@ CONSTANT_TYPES = {"numeric": (int, float), "boolean": (bool,), "categorical": (s
 
 
 MIN_FRACTION = 1e-6
-"""The smallest share of rows a mutation may take (issue 35 item 11)."""
+"""The smallest share of rows a mutation may take: a smaller one selects no row, and tests nothing."""
 
 
 class PlanError(BadRequest, ValueError):

@@ -1,4 +1,4 @@
-"""A second reader for the columns Provenance's own resolver cannot follow (issue 36 item 6): where DataHub records a
+"""A second reader for the columns Provenance's own resolver cannot follow: where DataHub records a
 column edge and the resolver stops (a `* EXCLUDE`, a NATURAL JOIN, a LATERAL…), sqlglot's own lineage is asked
 whether the output column is that upstream column passed through unchanged — every step a bare column or a
 rename, one source. Confirmed, the edge is carried as a copy, saying which reader confirmed it; computed, the step

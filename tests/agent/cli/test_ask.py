@@ -103,7 +103,7 @@ def test_the_terminal_prompt_says_the_change_tested_before_asking(
     ["What depends on billing.transactions.amount?", "What happens if billing.transactions.amount is sent in cents?"],
 )
 def test_a_table_that_is_not_in_the_catalog_is_asked_about_never_substituted(seeded_home: Path, question: str) -> None:
-    """Issue 37: no table billing.transactions exists; the answer must not be about payments.public.transactions."""
+    """No table billing.transactions exists; the answer must not be about payments.public.transactions."""
     db = seeded_home / "catalog.db"
     before = catalog_write_count(db)
     done = _cli(seeded_home, "ask", question)
@@ -114,7 +114,7 @@ def test_a_table_that_is_not_in_the_catalog_is_asked_about_never_substituted(see
 
 
 def test_the_subject_is_the_word_the_catalog_names(seeded_home: Path) -> None:
-    """Issue 37: "amount is gonna land in cents": the sentence's shape reads 'land'; the catalog names amount, which
+    """amount is gonna land in cents": the sentence's shape reads 'land'; the catalog names amount, which
     two datasets of the demo have, so the answer asks which one (never 'land', never a guess)."""
     db = seeded_home / "catalog.db"
     before = catalog_write_count(db)
@@ -133,7 +133,7 @@ def test_a_condition_in_words_is_asked_about(seeded_home: Path) -> None:
 
 @pytest.mark.slow
 def test_a_refusal_offers_runnable_readings_and_the_choice_is_recorded(seeded_home: Path) -> None:
-    """Issue 37 item 3: a refused change offers requests that run (ready-to-paste, in the same conversation);
+    """A refused change offers requests that run (ready-to-paste, in the same conversation);
     running one records in the evidence which refused request it was chosen for."""
     refused = "null out country on weekends"
     first = _cli(seeded_home, "ask", refused, "--thread", "suggest-1")

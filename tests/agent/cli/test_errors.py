@@ -185,7 +185,7 @@ def test_bad_input_is_exit_2_and_names_the_problem(
 def test_sqlite_saying_the_disk_is_full_is_no_bug_of_ours(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 35 item 9: SQLite's "database or disk is full" (a checkpoint, the catalog file) was reported as a bug."""
+    """SQLite's "database or disk is full" (a checkpoint, the catalog file) was reported as a bug."""
     import sqlite3
 
     monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))

@@ -1,4 +1,4 @@
-"""The route node checks the offline router's subject against the catalog (issue 37): a word of the sentence the
+"""The route node checks the offline router's subject against the catalog: a word of the sentence the
 catalog does not name never stands for a field; the one word it does name is taken instead, and the change is read
 with that subject. Against the seeded demo catalog (a real DataHub Lite file)."""
 

@@ -1,18 +1,17 @@
-"""The phrasing table of issue 23: free-form questions as users type them, each with what a careful reader of the
-demo catalog would do with it. Data only; `test_phrasings.py` runs the offline router and planner over it and
+"""The offline planner's own phrasing table: free-form questions as users type them, each with what a careful reader of
+the demo catalog would do with it. Data only; `test_phrasings.py` runs the offline router and planner over it and
 `benchmarks/bench_planner.py` prints the same counts per category.
 
 Every entry is one user message with its expected intent and subject (as the user wrote it; a field named "in" a
-dataset is the dotted field, as `route` has always returned it). Assessments also name the field the planner is
-given (the demo fields below, with their DataHub facts) and either the plan — operator, parameters, share of rows
-and seed — or REFUSE, when a careful person would ask back instead of running an experiment: the share, size or
-rows are mentioned but not quantified, two readings or two operators are offered, the change is limited to rows
-selected by their content (an experiment can only pick a random share), or no allowlisted operator models it.
-`Refuse(...)` lists words (from the user's message) that the refusal must quote; "a|b" accepts either.
+dataset is the dotted field, as `route` has always returned it). Assessments also name the field the planner is given
+(the demo fields below, with their DataHub facts) and either the plan — operator, parameters, share of rows and seed
+— or REFUSE, when a careful person would ask back instead of running an experiment: the share, size or rows are
+mentioned but not quantified, two readings or two operators are offered, the change is limited to rows selected by
+their content (an experiment can only pick a random share), or no allowlisted operator models it. `Refuse(...)` lists
+words (from the user's message) that the refusal must quote; "a|b" accepts either.
 
-Defaults that are legitimately taken are part of the expected plan: no share given → every row (fraction 1.0),
-no seed → 0, an unseen category named by nobody → any placeholder (ANY).
-"""
+Defaults that are legitimately taken are part of the expected plan: no share given → every row (fraction 1.0), no
+seed → 0, an unseen category named by nobody → any placeholder (ANY)."""
 
 from __future__ import annotations
 

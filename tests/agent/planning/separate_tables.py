@@ -1,7 +1,7 @@
-"""The phrasing tables written by separate readers (issue 37), who never saw the planner, its code or its own table:
+"""The phrasing tables written by separate readers, who never saw the planner, its code or its own table:
 each from a brief describing the users, the demo catalog and what Provenance can test.
 
-- `fresh_table.yaml` (150 messages): scored before issue 37's work, then used to improve the planner;
+- `fresh_table.yaml` (150 messages): scored before the reading ledger was built, then used to improve the planner;
 - `held_out_table.yaml` (150): written after that, scored once untouched, then used too;
 - `held_out_table_2.yaml` (120): written after that and scored untouched (75 % right, 6 confident-wrong), then used;
 - `held_out_table_3.yaml` (120): written last, from the same brief, and scored untouched: 69 % right and 9

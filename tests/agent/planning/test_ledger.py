@@ -1,6 +1,6 @@
-"""A chat model's plan cites the words it was read from; a meaningful word it leaves uncited means asking (issue 37
-item 1). The cases are the shapes of the confident-wrong plans the issue lists, each as a faithful model would
-cite the right plan, and as a careless one would drop the words that change it."""
+"""A chat model's plan cites the words it was read from; a meaningful word it leaves uncited means asking (the
+reading ledger's chat-model half). The cases are the shapes of the confident-wrong plans the offline planner once
+made, each as a faithful model would cite the right plan, and as a careless one would drop the words that change it."""
 
 from __future__ import annotations
 

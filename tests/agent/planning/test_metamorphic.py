@@ -1,4 +1,4 @@
-"""Metamorphic test of the offline planner (issue 37 item 5): for every phrasing of the tuned table it plans right, a
+"""Metamorphic test of the offline planner: for every phrasing of the tuned table it plans right, a
 qualifier from each family below is appended; the plan must change accordingly or the planner must refuse — the
 same plan silently means a qualifier was dropped, unless the qualifier restates what the plan does (`restates`).
 The families and their counts are printed."""

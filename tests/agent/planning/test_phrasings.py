@@ -1,4 +1,4 @@
-"""The offline router and planner over the phrasing table (phrasings.py, issue 23): never a confident wrong plan,
+"""The offline router and planner over the phrasing table (phrasings.py): never a confident wrong plan,
 and at least 90 % of the table right.
 
 Each message is routed; an assessment is then planned on the route's change (or the whole message when the route

@@ -1,4 +1,4 @@
-"""Issue 37 item 4: the tolerance question in its wordings, "is anything in production using X", "who do I need to
+"""Routing: the tolerance question in its wordings, "is anything in production using X", "who do I need to
 loop in about X", and a change asked about by its verdict ("would it BLOCK if …") are routed for what they ask."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A chat model's plan may only use numbers and values the person said (agent/planning/said.py; issue 35 item 7)."""
+"""A chat model's plan may only use numbers and values the person said (agent/planning/said.py)."""
 
 from __future__ import annotations
 

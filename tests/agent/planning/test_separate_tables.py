@@ -1,4 +1,4 @@
-"""Issue 37's floors on the phrasing tables separate readers wrote (tests/agent/planning/separate_tables.py): no
+"""Floors on the phrasing tables separate readers wrote (tests/agent/planning/separate_tables.py): no
 confident-wrong answer on any held-out table, at least 78 % right on each; the first fresh table, tuned on for
 longest, at most one confident-wrong (a change asked about beside "last verdict was PASS" answered as the verdict)."""
 

@@ -1,4 +1,4 @@
-"""Readings offered on a refusal (agent/planning/suggest.py, issue 37 item 3): each one runs, as exactly the plan it
+"""Readings offered on a refusal (agent/planning/suggest.py): each one runs, as exactly the plan it
 names, and they stay close to what was asked."""
 
 from __future__ import annotations

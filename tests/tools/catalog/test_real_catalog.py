@@ -1,4 +1,4 @@
-"""Issue 11 on a catalog filled by DataHub's own ingestion sources (tests/realworld), through the official MCP
+"""Discovery on a catalog filled by DataHub's own ingestion sources (tests/realworld), through the official MCP
 server: no mlFeature entities, models linked by their training runs, Production marked by `mlflow_production`.
 
 The gate must never be silent: as ingested (no binding) the production model is INCOMPLETE `missing_binding`,

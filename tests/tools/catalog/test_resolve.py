@@ -61,7 +61,7 @@ def test_a_bare_field_no_dataset_has_says_so(shared_catalog: SharedCatalog) -> N
 
 
 def test_a_table_that_is_not_there_is_asked_about_never_substituted(shared_catalog: SharedCatalog) -> None:
-    """Issue 37: `billing.transactions` is no table of this catalog; answering about payments.public.transactions
+    """`billing.transactions` is no table of this catalog; answering about payments.public.transactions
     would test (and might publish) a verdict about another table."""
     message = _error(shared_catalog, lambda r: resolve_field(r, "billing.transactions.amount"))
     assert "no dataset named 'billing.transactions'" in message

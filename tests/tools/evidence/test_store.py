@@ -158,7 +158,7 @@ def test_read_evidence_round_trips(tmp_path: Path) -> None:
 
 
 def test_a_missing_run_is_named_with_the_count_never_the_ids(tmp_path: Path) -> None:
-    """Issue 35 item 12: the error said which runs exist; an error is no way to enumerate a home's runs."""
+    """The error said which runs exist; an error is no way to enumerate a home's runs."""
     write_run(tmp_path, make_evidence("20260101T000000Z-000001"))
     with pytest.raises(
         EvidenceError, match=r"no run 'nope' under .*\(1 run there\); `provenance runs` lists them"

@@ -316,6 +316,6 @@ def test_scale_one_million_rows_is_fast() -> None:
 
 @pytest.mark.parametrize("fraction", [1e-300, 9.9e-7])
 def test_a_share_too_small_to_change_a_row_is_refused_saying_the_floor(fraction: float) -> None:
-    """Issue 35 item 11: `fraction: 1e-300` gave PASS — on the one row every experiment changes at the least."""
+    """`fraction: 1e-300` gave PASS — on the one row every experiment changes at the least."""
     with pytest.raises(PlanError, match=r"fraction must be at least 1e-06 \(one row in a million\)"):
         parse_mutation("scale", {"factor": 100}, fraction=fraction, seed=0)
