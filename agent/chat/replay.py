@@ -19,7 +19,7 @@ def replay_argument(text: str) -> str | None:
 
 async def replay_markdown(reference: str, home: Path) -> str:
     """The chat's answer to `/replay`: a list of past traces, or the replay comparison of one."""
-    from agent.traces.replay.run import areplay_trace
+    from agent.replay.run import areplay_trace
     from agent.traces.schema import TraceError
     from agent.traces.store import list_traces
     from tools.settings import ProvenanceSettings

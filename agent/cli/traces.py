@@ -51,7 +51,7 @@ def _cmd_traces(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
-    from agent.traces.replay.run import replay_trace
+    from agent.replay.run import replay_trace
 
     try:
         report = replay_trace(args.trace, settings, live=args.live, home=args.keep)

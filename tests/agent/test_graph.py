@@ -129,7 +129,7 @@ def test_fake_llm_plan_is_validated_and_its_verdict_ignored(settings: Provenance
 
 def test_the_recorded_planner_names_gemini_only_for_gemini() -> None:
     """By class name and module, without importing langchain-google-genai: a subclass is Gemini too, the scripted
-    fake (or an OpenAI/Ollama model) is "chat_model". The real client is checked in tests/agent/traces/replay."""
+    fake (or an OpenAI/Ollama model) is "chat_model". The real client is checked in tests/agent/replay."""
     gemini = type("ChatGoogleGenerativeAI", (), {"__module__": "langchain_google_genai.chat_models"})
     assert planner_name(gemini()) == "gemini"
     assert planner_name(type("Tuned", (gemini,), {})()) == "gemini"

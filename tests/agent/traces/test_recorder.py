@@ -8,8 +8,8 @@ from importlib import metadata
 import pytest
 
 from agent.conversation import TurnResult, open_session
+from agent.replay.run import areplay_trace
 from agent.schemas import Intent
-from agent.traces.replay.run import areplay_trace
 from agent.traces.schema import TRACE_SCHEMA_VERSION
 from agent.traces.store import read_trace, sha256_file, trace_path
 from policies import load_policy

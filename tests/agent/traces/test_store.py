@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent.cli import main
-from agent.traces.replay.run import replay_trace
+from agent.replay.run import replay_trace
 from agent.traces.schema import TRACE_SCHEMA_VERSION, TraceError
 from tests.agent.traces.helpers import REPO, THREAD, Recorded, cli_env
 

@@ -18,7 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from agent.fakes import FakeToolChatModel
-from agent.traces.replay.describe import REPLAY_SKIPPED, short
+from agent.replay.describe import REPLAY_SKIPPED, short
 from agent.traces.schema import LLM_ERROR_TYPE
 from tools.catalog.calls import CallLog, ToolCallRecord
 from tools.catalog.connection import Catalog

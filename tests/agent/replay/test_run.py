@@ -18,10 +18,10 @@ import pytest
 
 from agent.conversation import TurnResult, open_session
 from agent.fakes import as_tool_call, scripted
+from agent.replay.compare import FLOAT_ABS_TOL
+from agent.replay.run import replay_trace
 from agent.schemas import ExperimentPlan, Intent, RouteDecision
 from agent.state import ApprovalDecision
-from agent.traces.replay.compare import FLOAT_ABS_TOL
-from agent.traces.replay.run import replay_trace
 from agent.traces.schema import TraceError
 from agent.traces.store import read_trace, trace_path
 from seed.catalog import MODEL_GROUP_URN, write_to_lite

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.traces.replay.compare import FLOAT_ABS_TOL, FLOAT_REL_TOL, Difference
+from agent.replay.compare import FLOAT_ABS_TOL, FLOAT_REL_TOL, Difference
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.traces.replay.compare import Comparer
+from agent.replay.compare import Comparer
 from agent.traces.schema import Trace
 from agent.traces.store import sha256_file
 from policies import LoadedPolicy, PolicyError, load_policy

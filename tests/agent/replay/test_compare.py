@@ -3,7 +3,7 @@ with the float tolerance and named by their path."""
 
 from __future__ import annotations
 
-from agent.traces.replay.compare import FLOAT_ABS_TOL, Comparer
+from agent.replay.compare import FLOAT_ABS_TOL, Comparer
 from agent.traces.schema import ModelOutcome, TraceTurn, TurnInput, TurnOutcome
 from policies import Verdict
 from policies.metrics import ModelMetrics, Task

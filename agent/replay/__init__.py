@@ -1,4 +1,6 @@
-"""Replaying a recorded conversation (`agent.traces`) to check that its verdicts still reproduce.
+"""Replaying a recorded conversation (a trace of `agent.traces`, which the conversation writes) to check that its
+verdicts still reproduce. Apart from `agent.traces`: the replay runs the conversation, the conversation uses the
+recorder.
 
 Algorithm (`areplay_trace`; `replay_trace` is the blocking form for the CLI):
 

@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from agent.traces.replay.describe import REPLAY_SKIPPED, fmt, short, skipped, turn_state
-from agent.traces.replay.doubles import call_key
+from agent.replay.describe import REPLAY_SKIPPED, fmt, short, skipped, turn_state
+from agent.replay.doubles import call_key
 from agent.traces.schema import AffectedModelRecord, ModelOutcome, TraceTurn
 from policies import ModelMetrics
 from tools.catalog.calls import ToolCallRecord

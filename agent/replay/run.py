@@ -1,5 +1,5 @@
 """Running a replay (`areplay_trace`; `replay_trace` is the blocking form for the CLI): the algorithm is in the
-package docstring (`agent.traces.replay`)."""
+package docstring (`agent.replay`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.llm import LlmPlanner
 from agent.planning.planner import DeterministicPlanner
-from agent.traces.replay.checks import check_files, environment_notes, replay_policy
-from agent.traces.replay.compare import Comparer
-from agent.traces.replay.describe import turn_label, turn_state
-from agent.traces.replay.doubles import ReadOnlyCatalogHandle, ReplayCatalogHandle, ReplayChatModel
-from agent.traces.replay.report import ReplayReport, TurnSummary
+from agent.replay.checks import check_files, environment_notes, replay_policy
+from agent.replay.compare import Comparer
+from agent.replay.describe import turn_label, turn_state
+from agent.replay.doubles import ReadOnlyCatalogHandle, ReplayCatalogHandle, ReplayChatModel
+from agent.replay.report import ReplayReport, TurnSummary
 from agent.traces.schema import Trace, TraceError
 from agent.traces.store import find_trace, read_trace, trace_path
 from tools.catalog.handle import CatalogHandle
