@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from agent.context import AgentContext
 from agent.conversation import UpdateHook, relay_updates
 from agent.graph import build_graph
-from agent.schemas import ExperimentPlan, FieldContext, Intent, PlannerName, RouteDecision
+from agent.schemas import ExperimentPlan, FieldContext, FieldTarget, Intent, PlannerName, RouteDecision
 from agent.state import state_from_values
 from tools.catalog.calls import collect_calls
 from tools.catalog.session import CatalogError
@@ -33,12 +33,13 @@ class FixedPlanner:
 
     name: PlannerName = "cli"
 
-    def __init__(self, dataset_urn: str, field: str, mutation: Mutation) -> None:
-        self.dataset_urn, self.field, self.mutation = dataset_urn, field, mutation
+    def __init__(self, target: FieldTarget, mutation: Mutation) -> None:
+        self.target, self.mutation = target, mutation
 
     async def route(self, text: str) -> RouteDecision:
+        # The subject is for people reading the route; the field itself travels typed (AgentState.target).
         return RouteDecision(
-            intent=Intent.ASSESS, subject=f"{self.dataset_urn}.{self.field}", change=self.mutation.describe(self.field)
+            intent=Intent.ASSESS, subject=self.target.urn, change=self.mutation.describe(self.target.field)
         )
 
     async def plan(self, text: str, field: FieldContext) -> ExperimentPlan:
@@ -101,11 +102,12 @@ async def assess_change(
     field) raises PlanError; a stage that failed before any run was recorded raises CatalogError. A run whose
     experiment failed is returned: its evidence says INCOMPLETE and names the stage. `on_update` hears each node's
     update as it ends (the terminal's progress)."""
-    fixed = dataclasses.replace(context, planner=FixedPlanner(dataset_urn, field, mutation))
+    target = FieldTarget(dataset_urn=dataset_urn, field=field)
+    fixed = dataclasses.replace(context, planner=FixedPlanner(target, mutation))
     graph = build_graph(context=fixed, checkpointer=InMemorySaver())
-    question = f"assess: {mutation.describe(field)} on {dataset_urn}.{field}"
+    question = f"assess: {mutation.describe(field)} on {target.urn}"
     config: Any = {"configurable": {"thread_id": f"assess-{uuid.uuid4().hex[:12]}"}}
-    graph_input = {"messages": [HumanMessage(question)], "publish_mode": "no_publish"}
+    graph_input = {"messages": [HumanMessage(question)], "publish_mode": "no_publish", "target": target}
     values: dict[str, Any] = {}
     with collect_calls():  # the evidence counts this assessment's calls
         # the root graph's values as they stream (not read back from the checkpointer, which would deserialize them)

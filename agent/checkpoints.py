@@ -35,6 +35,7 @@ POOL_MAX_SIZE = 10
 STATE_TYPES: list[tuple[str, str]] = [
     ("agent.schemas", "RouteDecision"),
     ("agent.schemas", "FieldContext"),
+    ("agent.schemas", "FieldTarget"),
     ("agent.schemas", "ExperimentPlan"),
     ("agent.schemas", "Intent"),
     ("agent.state", "ApprovalDecision"),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -22,7 +21,7 @@ from policies import Decision, evaluate
 from tools.changes.structural import structural_evidence
 from tools.errors import failure_kind
 from tools.evidence.schema import ModelEvidence, StageFailure, new_run_id
-from tools.evidence.store import runs_dir
+from tools.evidence.store import staging_dir
 from tools.experiment.job import SharedBaselineCache, measure_model
 from tools.experiment.measure import every_production_model, overall
 from tools.experiment.model_evidence import incomplete_evidence
@@ -38,9 +37,8 @@ def make_measure(ctx: AgentContext) -> Node:
         mutation = state.plan_record.mutation
         assert mutation is not None  # `plan` records a validated mutation or fails the turn
         base_dir = ctx.settings.lite_db.parent
-        staging = Path(state.staging_dir) if state.staging_dir else None
-        if staging is None:  # named after the future run id, so a resumed run reuses its folder
-            staging = runs_dir(ctx.settings.home) / f".staging-{new_run_id()}"
+        run_id = state.planned_run_id or new_run_id()
+        staging = staging_dir(ctx.settings.home, run_id)
         staging.mkdir(parents=True, exist_ok=True)
         models = state.discovery.production_models
         # Off the event loop (other conversations keep going), all models at once up to the pool size.
@@ -65,7 +63,7 @@ def make_measure(ctx: AgentContext) -> Node:
                 message = f"{model.name}: {type(outcome).__name__}: {outcome}"
                 results.append(incomplete_evidence(model, "experiment_error", f"the experiment failed ({message})"))
                 failures.append(StageFailure(stage="experiment", message=message))
-        return {"model_results": results, "staging_dir": str(staging), "failures": failures}
+        return {"model_results": results, "planned_run_id": run_id, "failures": failures}
 
     return measure
 

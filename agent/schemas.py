@@ -33,6 +33,19 @@ class RouteDecision(BaseModel):
     )
 
 
+class FieldTarget(BaseModel):
+    """A field named exactly by a front end (`provenance assess`, the service, MCP's assess_change): no words to
+    resolve, carried typed into the state."""
+
+    dataset_urn: str
+    field: str
+
+    @property
+    def urn(self) -> str:
+        """DataHub's schemaField URN of the field."""
+        return f"urn:li:schemaField:({self.dataset_urn},{self.field})"
+
+
 class FieldContext(BaseModel):
     """DataHub facts about the resolved field, gathered before planning and shown to the planner."""
 

@@ -11,7 +11,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
-from agent.schemas import ExperimentPlan, FieldContext, RouteDecision
+from agent.schemas import ExperimentPlan, FieldContext, FieldTarget, RouteDecision
 from policies import Verdict
 from tools.catalog.discovery import Discovery
 from tools.evidence.schema import ModelEvidence, PlanRecord, PublicationRecord, StageFailure
@@ -87,8 +87,13 @@ class AgentState:
     verdict_reasons: list[str] = field(default_factory=list)
     """Written by `judge`: one line per model, or why there was nothing to test."""
 
-    staging_dir: str | None = None
-    """Written by `measure`: where plots are staged until `write_evidence` moves them into the run folder."""
+    target: FieldTarget | None = None
+    """Given with a turn's input by a front end that names the field exactly (agent/assessment.py); a conversation
+    never sets it, and the route node keeps it: `gather_context` uses it instead of resolving the route's subject."""
+
+    planned_run_id: str | None = None
+    """Written by `plan` (by `measure` when no plan node ran): the id `write_evidence` writes the run under, chosen
+    and checkpointed before the experiment starts; plots are staged in `staging_dir(home, planned_run_id)`."""
 
     run_id: str | None = None
     """Written by `write_evidence`."""
@@ -127,7 +132,7 @@ TURN_RESET: dict[str, Any] = {
     "model_results": [],
     "verdict": None,
     "verdict_reasons": [],
-    "staging_dir": None,
+    "planned_run_id": None,
     "run_id": None,
     "approval": None,
     "publication": None,

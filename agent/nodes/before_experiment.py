@@ -15,7 +15,6 @@ from agent.state import AgentState
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import one_column
 from tools.evidence.schema import PlanRecord, new_run_id
-from tools.evidence.store import runs_dir
 from tools.experiment.prepare import validate_against_field
 from tools.mutations import PlanError, parse_mutation
 from tools.tolerance.publish import TOLERANCE_PROPERTY
@@ -26,10 +25,13 @@ def make_gather_context(ctx: AgentContext) -> Node:
     @captured("gather_context")
     async def gather_context(state: AgentState) -> dict[str, Any]:
         assert state.route is not None
-        if not state.route.subject:
-            raise PlanError("name the field to change, e.g. 'payments.transactions.amount'")
         discoverer = Discoverer(await ctx.handle.reader())
-        dataset, field = one_column(state.route.subject, await discoverer.resolve_subject(state.route.subject))
+        if state.target is not None:  # named exactly by the front end: checked below, never resolved from words
+            dataset, field = state.target.dataset_urn, state.target.field
+        elif state.route.subject:
+            dataset, field = one_column(state.route.subject, await discoverer.resolve_subject(state.route.subject))
+        else:
+            raise PlanError("name the field to change, e.g. 'payments.transactions.amount'")
         await discoverer.require_dataset(dataset)
         schema_field = await discoverer.require_field(dataset, field)
         context = FieldContext(
@@ -81,9 +83,8 @@ def make_plan(ctx: AgentContext) -> Node:
             confirmed_from=state.confirmed_from,
         )
         notes = published_notes(state.published_tolerance, mutation, state.field_context.field)
-        # The experiment's folder is named here, checkpointed before the experiment starts: a process killed in the
-        # experiment resumes into the same folder instead of leaving it behind and starting another.
-        staging = runs_dir(ctx.settings.home) / f".staging-{new_run_id()}"
-        return {"plan": proposal, "plan_record": record, "tolerance_notes": notes, "staging_dir": str(staging)}
+        # The run id is chosen here, checkpointed before the experiment starts: a process killed in the experiment
+        # resumes into the same staging folder instead of leaving it behind and starting another.
+        return {"plan": proposal, "plan_record": record, "tolerance_notes": notes, "planned_run_id": new_run_id()}
 
     return plan

@@ -14,7 +14,7 @@ from policies import Verdict, overall_verdict
 from tools.catalog.calls import calls_of_this_run
 from tools.evidence.build import environment, policy_record
 from tools.evidence.schema import ChangeRequest, Evidence, PlanRecord, PublicationRecord, new_run_id
-from tools.evidence.store import EvidenceError, read_evidence, runs_dir, update_evidence, write_run
+from tools.evidence.store import EvidenceError, read_evidence, runs_dir, staging_dir, update_evidence, write_run
 
 
 def evidence_from_state(ctx: AgentContext, state: AgentState, run_id: str) -> Evidence:
@@ -73,15 +73,15 @@ def _not_tested(found: Any) -> list[Any]:
 
 def make_write_evidence(ctx: AgentContext) -> Node:
     async def write_evidence(state: AgentState) -> dict[str, Any]:
-        staging = Path(state.staging_dir) if state.staging_dir else None
-        run_id = staging.name.removeprefix(".staging-") if staging else new_run_id()
+        run_id = state.planned_run_id or new_run_id()
+        staging = staging_dir(ctx.settings.home, run_id)
         evidence = evidence_from_state(ctx, state, run_id)
         home = ctx.settings.home
 
         def extra(folder: Path) -> None:
             from tools.evidence.report import write_report
 
-            if staging is not None and staging.is_dir():
+            if staging.is_dir():
                 for plot in staging.iterdir():
                     shutil.copy2(plot, folder / plot.name)
             write_report(folder, evidence)
@@ -96,8 +96,7 @@ def make_write_evidence(ctx: AgentContext) -> Node:
                     write_run(home, evidence, extra)
             else:
                 write_run(home, evidence, extra)
-            if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(staging, ignore_errors=True)
 
         # Rendering the report, copying the plots and the fsyncs of an atomic write: ~15 ms of blocking work that
         # would stall every other conversation of the chat on the event loop.

@@ -31,6 +31,7 @@ from tests.agent.helpers import DEMO_QUESTION
 from tools.catalog.handle import CatalogHandle
 from tools.embedded.store import LiteStore
 from tools.evidence.schema import ModelEvidence
+from tools.evidence.store import staging_dir
 from tools.experiment.binding import ARTIFACT_SHA256, ARTIFACT_URI, EVAL_DATA_URI, LABEL_COLUMN
 from tools.runtime.executor import ThreadExecutor
 from tools.settings import ProvenanceSettings
@@ -155,7 +156,7 @@ def test_measure_keeps_the_discovery_order_and_the_other_models_when_one_job_fai
         fraud = next(m for m in state.discovery.production_models if m.urn == FRAUD_MODEL_URN)
         models = [fraud.model_copy(update={"urn": f"{fraud.urn}-{i}", "name": f"m{i}"}) for i in range(3)]
         discovery = state.discovery.model_copy(update={"models": models})
-        state = dataclasses.replace(state, discovery=discovery, staging_dir="", failures=[], model_results=[])
+        state = dataclasses.replace(state, discovery=discovery, planned_run_id=None, failures=[], model_results=[])
         executor = Staggered(fail="m1")
         handle = CatalogHandle(settings)
         ctx = AgentContext(settings=settings, catalog=handle, executor=executor)
@@ -176,7 +177,7 @@ def test_measure_keeps_the_discovery_order_and_the_other_models_when_one_job_fai
     assert "the worker crashed" in results[1].reasons[0].message
     (failure,) = update["failures"]
     assert failure.stage == "experiment" and failure.kind == "error" and "m1: RuntimeError" in failure.message
-    staged = {p.name for p in Path(update["staging_dir"]).iterdir()}
+    staged = {p.name for p in staging_dir(settings.home, update["planned_run_id"]).iterdir()}
     assert {"m0-roc.png", "m2-shift.png"} <= staged and not any(name.startswith("m1") for name in staged)
 
 

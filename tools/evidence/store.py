@@ -63,6 +63,12 @@ def update_evidence(home: Path, evidence: Evidence, extra: Callable[[Path], None
     return folder
 
 
+def staging_dir(home: Path, run_id: str) -> Path:
+    """Where an experiment stages its plots until its run folder is written: named after the run id it will have,
+    so an experiment killed and resumed stages into the same folder instead of leaving one behind."""
+    return runs_dir(home) / f".staging-{run_id}"
+
+
 def read_evidence(home: Path, run_id: str) -> Evidence:
     path = runs_dir(home) / run_id / EVIDENCE_FILE
     if not path.is_file():
