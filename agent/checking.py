@@ -14,7 +14,6 @@ from agent.nodes.approval import publish_run
 from agent.nodes.failures import worth_publishing
 from policies import LoadedPolicy, Verdict
 from tools.catalog.handle import CatalogHandle
-from tools.catalog.lineage_walk import Discoverer
 from tools.changes.result import CheckResult, EntryResult, PolicyRef, combined_verdict, outcome_of
 from tools.changes.schema import Approval, ChangeSet, ProposedChange
 from tools.changes.structural import judge_structural, judge_unmapped
@@ -59,7 +58,7 @@ async def _check(
             if worth and entry.run_id is not None:
                 publishable.add(entry.run_id)
         if change_set.structural:
-            discoverer = Discoverer(await handle.reader())
+            discoverer = await handle.discoverer()
             for index, structural in enumerate(change_set.structural):
                 entries.append(await judge_structural(discoverer, structural, index, policy.policy))
         entries += [judge_unmapped(unmapped, index) for index, unmapped in enumerate(change_set.unmapped)]

@@ -111,7 +111,7 @@ def build_server(
         column is the field (a feature view or service: name one of its features). Read-only."""
 
         async def run() -> AffectedModels:
-            discoverer = Discoverer(await agent(ctx).handle.reader())
+            discoverer = await agent(ctx).handle.discoverer()
             chosen_dataset, chosen_field = await _subject(discoverer, dataset, field, feature)
             found = await discoverer.discover(chosen_dataset, chosen_field)
             return AffectedModels(
@@ -157,7 +157,7 @@ def build_server(
 
         async def run() -> Assessment:
             mutation = parse_mutation(op, params, fraction=fraction)
-            discoverer = Discoverer(await agent(ctx).handle.reader())
+            discoverer = await agent(ctx).handle.discoverer()
             chosen_dataset, chosen_field = await _subject(discoverer, dataset, field, feature)
             stages = iter(range(1, 100))
 

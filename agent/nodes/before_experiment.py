@@ -12,7 +12,6 @@ from agent.planning.column_changes import structural_plan
 from agent.planning.suggest import suggestions
 from agent.schemas import FieldContext
 from agent.state import AgentState
-from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import one_column
 from tools.evidence.schema import PlanRecord, new_run_id
 from tools.experiment.prepare import validate_against_field
@@ -25,7 +24,7 @@ def make_gather_context(ctx: AgentContext) -> Node:
     @captured("gather_context")
     async def gather_context(state: AgentState) -> dict[str, Any]:
         assert state.route is not None
-        discoverer = Discoverer(await ctx.handle.reader())
+        discoverer = await ctx.handle.discoverer()
         if state.target is not None:  # named exactly by the front end: checked below, never resolved from words
             dataset, field = state.target.dataset_urn, state.target.field
         elif state.route.subject:
@@ -52,8 +51,9 @@ def make_discover(ctx: AgentContext) -> Node:
     @captured("discover")
     async def discover(state: AgentState) -> dict[str, Any]:
         assert state.field_context is not None
-        reader = await ctx.handle.reader()
-        found = await Discoverer(reader).discover(state.field_context.dataset_urn, state.field_context.field)
+        found = await (await ctx.handle.discoverer()).discover(
+            state.field_context.dataset_urn, state.field_context.field
+        )
         return {"discovery": found}
 
     return discover

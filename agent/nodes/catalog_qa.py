@@ -12,7 +12,6 @@ from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.schemas import Intent
 from agent.state import AgentState
-from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.render import render_discovery
 from tools.catalog.resolve import read_as, resolve_field, resolve_model
 from tools.evidence.writeback import STATUS_TAG_PREFIX
@@ -21,7 +20,7 @@ from tools.runtime.lanes import interactive
 
 def make_catalog_qa(ctx: AgentContext) -> Node:
     async def dependents(subject: str) -> str:
-        discoverer = Discoverer(await ctx.handle.reader())
+        discoverer = await ctx.handle.discoverer()
         pairs = await discoverer.resolve_subject(subject)  # a field, or a feature / feature view / feature service
         expanded = [line for d, f in pairs if (line := read_as(subject, d, f))]
         said = [f"({'; '.join(expanded)})"] if expanded else []

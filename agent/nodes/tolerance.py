@@ -12,7 +12,6 @@ from langchain_core.messages import AIMessage
 from agent.context import AgentContext
 from agent.nodes.failures import Node, captured
 from agent.state import AgentState
-from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import one_column
 from tools.mutations import PlanError
 from tools.tolerance.report import REPORT_FILE, write_scan
@@ -25,7 +24,7 @@ def make_tolerance(ctx: AgentContext) -> Node:
         assert state.route is not None
         if not state.route.subject:
             raise PlanError("name the field to scan, e.g. 'how much can payments.public.transactions.amount change?'")
-        discoverer = Discoverer(await ctx.handle.reader())
+        discoverer = await ctx.handle.discoverer()
         dataset, field = one_column(state.route.subject, await discoverer.resolve_subject(state.route.subject))
         found = await discoverer.discover(dataset, field)
         result = await scan_async(found, ctx.settings.lite_db.parent, ctx.policy, None, ctx.jobs)

@@ -5,6 +5,9 @@ opens, after approval; every other session is a reader whose server cannot write
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -74,14 +77,32 @@ class FineGrainedEdge(BaseModel):
 
 
 class CatalogReader:
-    def __init__(self, session: CatalogSession) -> None:
+    def __init__(self, session: CatalogSession, *, remember: bool = False) -> None:
+        """`remember`: answer a read asked again with the first answer (one run's reader, tools/catalog/handle.py:
+        its nodes ask for a dataset's entity and fields more than once, and the catalog is asked once)."""
         self.session = session
+        self._answers: dict[str, asyncio.Task[Any]] | None = {} if remember else None
+
+    async def _read(self, name: str, arguments: dict[str, Any]) -> Any:
+        if self._answers is None:
+            return await self.session.call(name, arguments)
+        key = json.dumps([name, arguments], sort_keys=True, default=str)
+        answer = self._answers.get(key)
+        if answer is None:  # the same read in flight is awaited, not sent twice
+            answer = self._answers[key] = asyncio.ensure_future(self.session.call(name, arguments))
+        try:
+            result = await asyncio.shield(answer)
+        except BaseException:
+            if answer.done():  # a failed read is asked again next time, not remembered
+                self._answers.pop(key, None)
+            raise
+        return copy.deepcopy(result)  # callers may change what they read; the remembered answer stays as read
 
     async def get_entities(self, urns: list[str]) -> dict[str, EntitySummary | None]:
         """Entities by URN; None for a URN the catalog does not know."""
         if not urns:
             return {}
-        result = await self.session.call("get_entities", {"urns": urns})
+        result = await self._read("get_entities", {"urns": urns})
         items = result if isinstance(result, list) else [result]
         out: dict[str, EntitySummary | None] = {}
         for urn, item in zip(urns, items, strict=True):
@@ -95,7 +116,7 @@ class CatalogReader:
         fields: list[SchemaField] = []
         offset = 0
         while True:
-            page = await self.session.call("list_schema_fields", {"urn": urn, "limit": 100, "offset": offset})
+            page = await self._read("list_schema_fields", {"urn": urn, "limit": 100, "offset": offset})
             fields += [SchemaField.model_validate(f) for f in page.get("fields", [])]
             offset += int(page.get("returned", 0))
             if not page.get("remainingCount") or not page.get("returned"):
@@ -118,7 +139,7 @@ class CatalogReader:
         }
         if column is not None:
             args["column"] = column
-        result = await self.session.call("get_lineage", args)
+        result = await self._read("get_lineage", args)
         block = result.get("upstreams" if direction == "up" else "downstreams") or {}
         return [
             LineageHit(
@@ -159,7 +180,7 @@ class CatalogReader:
         over 52,000 characters."""
         out: dict[str, dict[str, Any]] = {}
         for start in range(0, len(urns), FINE_GRAINED_BATCH):
-            result = await self.session.call(
+            result = await self._read(
                 "get_aspect_history",
                 {
                     "urns": urns[start : start + FINE_GRAINED_BATCH],
@@ -178,7 +199,7 @@ class CatalogReader:
         """{urn: {aspect: value or None}} for aspects the MCP server cannot serve (sdk_tools.SDK_ASPECTS); one call."""
         if not urns:
             return {}
-        result = await self.session.call(SDK_ASPECTS_TOOL, {"urns": urns, "aspects": aspects})
+        result = await self._read(SDK_ASPECTS_TOOL, {"urns": urns, "aspects": aspects})
         found = result.get("results") or {}
         return {urn: {a: (found.get(urn) or {}).get(a) for a in aspects} for urn in urns}
 
@@ -202,7 +223,7 @@ class CatalogReader:
         args: dict[str, Any] = {"query": query, "num_results": num_results}
         if filter:
             args["filter"] = filter
-        result = await self.session.call("search", args)
+        result = await self._read("search", args)
         return [EntitySummary.from_graphql(hit["entity"]) for hit in result.get("searchResults", [])]
 
 

@@ -12,13 +12,17 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from tools.catalog.calls import ToolCallRecord, calls_of_this_run
 from tools.catalog.connection import Catalog, open_catalog, open_writer
 from tools.catalog.datahub import CatalogReader, CatalogWriter
+from tools.catalog.lineage_walk import Discoverer
+from tools.catalog.mlflow_live import LiveRegistry
 from tools.catalog.session import WriterSession
 from tools.runtime.held import HeldContext
 from tools.settings import ProvenanceSettings
 
 log = logging.getLogger(__name__)
+_RUNS_KEPT = 32  # runs whose Discoverer is kept: more than a chat process runs at once
 
 
 class CatalogHandle:
@@ -34,6 +38,9 @@ class CatalogHandle:
         self._held: HeldContext[Catalog] | None = None
         self._writers: dict[CatalogWriter, HeldContext[WriterSession]] = {}
         self._lock = asyncio.Lock()
+        self._discoverers: dict[int, tuple[list[ToolCallRecord], Catalog, Discoverer]] = {}
+        self._registry: LiveRegistry | None = None
+        self._registry_loaded = False
 
     async def get(self) -> Catalog:
         async with self._lock:
@@ -54,6 +61,25 @@ class CatalogHandle:
 
     async def reader(self) -> CatalogReader:
         return CatalogReader((await self.get()).session)
+
+    async def discoverer(self) -> Discoverer:
+        """The catalog's one face for names, fields and lineage: one per run (the turn or assessment whose calls
+        are being collected, tools/catalog/calls.py), shared by that run's nodes with its answers, so no call is
+        repeated; another run, even at the same time, gets its own and sees the catalog as it is then. The MLflow
+        registry is loaded once per handle."""
+        catalog = await self.get()
+        run = calls_of_this_run()
+        kept = self._discoverers.get(id(run)) if run is not None else None
+        if kept is not None and kept[0] is run and kept[1] is catalog:
+            return kept[2]
+        if not self._registry_loaded:
+            self._registry, self._registry_loaded = LiveRegistry.from_environment(), True
+        discoverer = Discoverer(CatalogReader(catalog.session, remember=run is not None), registry=self._registry)
+        if run is not None:
+            self._discoverers[id(run)] = (run, catalog, discoverer)
+            while len(self._discoverers) > _RUNS_KEPT:  # the oldest runs' are done
+                self._discoverers.pop(next(iter(self._discoverers)))
+        return discoverer
 
     async def writer(self) -> CatalogWriter:
         """Only the publish step asks for this, after approval: a writer over an MCP server of its own (mutations

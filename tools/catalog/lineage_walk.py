@@ -54,14 +54,15 @@ class Discoverer:
         self,
         reader: CatalogReader,
         conventions: Conventions | None = None,
-        registry: LiveRegistry | None = None,
+        registry: LiveRegistry | None | Literal["environment"] = "environment",
         feast: FeastRegistry | None = None,
     ) -> None:
-        """`registry` defaults to the MLflow registry MLFLOW_TRACKING_URI names (none when unset); `feast` to the
-        Feast registry PROVENANCE_FEAST_REPO names (none when unset)."""
+        """`registry` defaults to the MLflow registry MLFLOW_TRACKING_URI names (none when unset; None: no registry,
+        as loaded once by tools/catalog/handle.py); `feast` to the Feast registry PROVENANCE_FEAST_REPO names (none
+        when unset)."""
         self.reader = reader
         self.conventions = conventions or load_conventions()
-        self.registry = registry if registry is not None else LiveRegistry.from_environment()
+        self.registry = LiveRegistry.from_environment() if registry == "environment" else registry
         self._source_only: dict[str, dict[str, SchemaField]] = {}
         self._hops: dict[str, list[LineageHit]] = {}
         self._row_uses = RowUses(reader)
