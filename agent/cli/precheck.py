@@ -11,6 +11,7 @@ import argparse
 import json
 
 from agent.cli.parser import OPERATOR_NAMES
+from tools.catalog.urn_shape import not_a_dataset_urn
 from tools.errors import BadRequest
 
 NO_PUBLISH = "assess needs --no-publish here; use `provenance ask` to assess and publish with approval"
@@ -18,13 +19,6 @@ NO_PUBLISH = "assess needs --no-publish here; use `provenance ask` to assess and
 
 class Refused(BadRequest, ValueError):
     """The request cannot be served as written (exit 2); the message says what is expected."""
-
-
-def not_a_dataset_urn(urn: str) -> str | None:
-    """The message tools.catalog.resolve.check_dataset_urn raises, or None when `urn` has a dataset URN's shape."""
-    if urn.startswith("urn:li:dataset:"):
-        return None
-    return f"'{urn}' is not a dataset URN; expected urn:li:dataset:(<platform>,<name>,<env>)"
 
 
 def parse_params(pairs: list[str]) -> dict[str, object]:

@@ -14,6 +14,7 @@ from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.datahub import CatalogReader, EntitySummary, SchemaField
 from tools.catalog.siblings import without_dbt_twins
 from tools.catalog.training_runs import dataset_parts
+from tools.catalog.urn_shape import not_a_dataset_urn
 from tools.errors import BadRequest
 
 SCHEMA_FIELD = re.compile(r"^urn:li:schemaField:\((urn:li:dataset:\(.+\)),([^,()]+)\)$")
@@ -26,8 +27,8 @@ class CatalogInputError(BadRequest):
 
 def check_dataset_urn(urn: str) -> None:
     """Cheap shape check, before any catalog is opened."""
-    if not urn.startswith("urn:li:dataset:"):
-        raise CatalogInputError(f"'{urn}' is not a dataset URN; expected urn:li:dataset:(<platform>,<name>,<env>)")
+    if problem := not_a_dataset_urn(urn):
+        raise CatalogInputError(problem)
 
 
 def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
