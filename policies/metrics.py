@@ -175,6 +175,14 @@ class ModelMetrics(Frozen):
     multiclass: MulticlassMetrics | None = None
     segments: SegmentSummary | None = None
 
+    def headline(self) -> tuple[float | None, float | None, float | None]:
+        """The share that says how much the change moved the model, with its interval: a regressor's share of
+        moved predictions, else the flip rate. The evaluation sample is sized for it; a tolerance scan reports it."""
+        if self.regression is not None:
+            r = self.regression
+            return r.moved_share, r.moved_share_ci_low, r.moved_share_ci_high
+        return self.flip_rate, self.flip_rate_ci_low, self.flip_rate_ci_high
+
     @model_validator(mode="before")
     @classmethod
     def _flat(cls, data: Any) -> Any:

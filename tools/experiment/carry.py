@@ -11,13 +11,16 @@ it confirms it, and a disagreement makes the model INCOMPLETE citing both. Other
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+
+import pandas as pd
 
 from tools.catalog.discovery import AffectedFeature, LineageStep
 from tools.catalog.sql_source import step_expression
 from tools.experiment.rerun import Effect, Rerunner
 from tools.experiment.verify import Check, Verifier
-from tools.mutations import Mutation
+from tools.mutations import Mutation, PlanError, check_compatible
 from tools.transforms.derive import compose, derive
 from tools.transforms.expressions import ColumnExpression
 
@@ -150,3 +153,20 @@ def _checked(
         said.append(check.said)
         current = outcome
     return Check(True, "; ".join(dict.fromkeys(said))) if said else None
+
+
+def reaching_links(features: list[AffectedFeature], inputs: Collection[str] | None) -> list[AffectedFeature]:
+    """The links a change can reach a model through: its feature links, and the training-run links whose column the
+    verified pipeline reads (`inputs`; None: not known, and no training-run link counts)."""
+    runs = [f for f in features if f.link == "training_run" and inputs is not None and f.column in inputs]
+    return [f for f in features if f.link == "feature"] + runs
+
+
+def unfit_column(mutations: Mapping[str, Mutation], frame: pd.DataFrame) -> tuple[str, PlanError] | None:
+    """The first column (by name) whose change does not fit its evaluation data, and why; None when all fit."""
+    for column in sorted(mutations):
+        try:
+            check_compatible(mutations[column], frame[column])
+        except PlanError as exc:
+            return column, exc
+    return None

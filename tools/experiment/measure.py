@@ -93,7 +93,7 @@ def measure_prepared(
         unisolated_rows=outcome.mutated.unisolated_rows,
         error_samples=outcome.mutated.error_samples,
         seconds=outcome.seconds,
-        sampling=_achieved(prepared.sampling, *_share_interval(metrics)),
+        sampling=_achieved(prepared.sampling, *metrics.headline()[1:]),
     )
     evidence = ModelEvidence(
         urn=model.urn,
@@ -156,13 +156,6 @@ def _metrics(
         segment_rule=policy.segments,
         prepared=MetricInputs(labels=outcome.label_codes, groups=groups),
     )
-
-
-def _share_interval(metrics: ModelMetrics) -> tuple[float | None, float | None]:
-    """The interval of the share the sample size was chosen for: the flip rate, or a regressor's moved share."""
-    if metrics.regression is not None:
-        return metrics.regression.moved_share_ci_low, metrics.regression.moved_share_ci_high
-    return metrics.flip_rate_ci_low, metrics.flip_rate_ci_high
 
 
 def _achieved(sampling: SamplingRecord | None, low: float | None, high: float | None) -> SamplingRecord | None:

@@ -19,13 +19,13 @@ from policies import Reason, Verdict
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.evidence.schema import ModelEvidence, SamplingRecord
 from tools.experiment.binding import BindingError, ModelBinding
-from tools.experiment.carry import carry
+from tools.experiment.carry import carry, reaching_links, unfit_column
 from tools.experiment.loading import EXTRA_SEGMENT_COLUMNS, expected_columns, load_eval_sample, load_verified_pipeline
 from tools.experiment.locate import resolve_binding
 from tools.experiment.model_evidence import binding_record, incomplete_evidence
 from tools.experiment.sampling import SampleSpec
 from tools.experiment.task import TaskDecision, decide_task
-from tools.mutations import Kind, Mutation, PlanError, check_compatible
+from tools.mutations import Kind, Mutation, check_compatible
 from tools.settings import load_settings
 
 CATALOG_KINDS: dict[str, Kind] = {
@@ -136,8 +136,8 @@ def prepare_model(
             binding=record,
             **known,
         )
-    used_runs = [f for f in runs if declared is not None and f.column in declared]
-    if runs and not features and not used_runs:
+    links = reaching_links(model.features, declared)
+    if runs and not links:
         columns = sorted({f.column for f in runs})
         reason = Reason(
             code="field_not_an_input",
@@ -157,10 +157,9 @@ def prepare_model(
             task=task.task,
             task_basis=task.basis,
         )
-    carried = carry(mutation, features + used_runs)
+    carried = carry(mutation, links)
     if carried.refusal is not None:
-        return _not_carried(model, carried.refusal, used_runs)
-    links = features + used_runs
+        return _not_carried(model, carried.refusal, links[len(features) :])
     path = links[0].path
     if not carried.mutations:
         reason = Reason(
@@ -203,22 +202,18 @@ def prepare_model(
             binding=record,
             **known,
         )
-    for column in feature_columns:
-        derived = carried.mutations[column]
-        if derived == mutation:
-            check_compatible(derived, frame[column])  # PlanError here is the caller's to refuse
-            continue
-        try:  # a change derived through SQL that does not fit the data: this model only, not the plan
-            check_compatible(derived, frame[column])
-        except PlanError as exc:
-            return incomplete_evidence(
-                model,
-                "derived_change_unfit",
-                f"{'; '.join(carried.explanations)}; but {exc}",
-                lineage_path=path,
-                binding=record,
-                **known,
-            )
+    if misfit := unfit_column(carried.mutations, frame):
+        column, unfit = misfit
+        if carried.mutations[column] == mutation:
+            raise unfit  # the plan itself does not fit the data: the caller refuses it
+        return incomplete_evidence(  # a change derived through SQL that does not fit: this model only, not the plan
+            model,
+            "derived_change_unfit",
+            f"{'; '.join(carried.explanations)}; but {unfit}",
+            lineage_path=path,
+            binding=record,
+            **known,
+        )
     return PreparedModel(
         model=model,
         binding=binding,
