@@ -211,7 +211,7 @@ def _add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         "catalog unless --publish is given with an approval (`approval: {by: NAME}` in the file, or --approved-by). "
         + CHECK_EXIT_CODES,
     )
-    check.add_argument("changes", type=Path, help="the CHANGES.yml file (format: README, 'Gate pull requests')")
+    check.add_argument("changes", type=Path, help="the CHANGES.yml file (format: docs/gate.md)")
     check.add_argument("--json", action="store_true", help="the check result as JSON on stdout")
     check.add_argument(
         "--markdown", type=Path, default=None, metavar="FILE", help="also write the PR summary (Markdown) to FILE"

@@ -1,7 +1,8 @@
-"""README "On the dbt stack", run literally: its command block against the dbt world (tests/realworld/dbt_world.py).
+"""docs/own-datahub.md "On the dbt stack", run literally: its command block against the dbt world
+(tests/realworld/dbt_world.py).
 
 The block's commands run one by one, as a user pastes them, in a folder laid out like the checkout (`.venv` and
-`examples` linked), with the variables the README tells the user to export pointing at the world's PostgreSQL
+`examples` linked), with the variables the guide tells the user to export pointing at the world's PostgreSQL
 server, dbt project and MLflow store — and nothing else: a fresh PROVENANCE_HOME, no catalog yet.
 """
 
@@ -26,8 +27,8 @@ EXPORTED = ("POSTGRES_HOST_PORT", "POSTGRES_DATABASE", "POSTGRES_USER", "POSTGRE
 
 def readme_commands() -> list[str]:
     """The block after MARKER, as commands (a trailing backslash joins lines; comments and blanks dropped)."""
-    text = (REPO / "README.md").read_text()
-    assert MARKER in text, "the README lost its dbt block marker"
+    text = (REPO / "docs" / "own-datahub.md").read_text()
+    assert MARKER in text, "docs/own-datahub.md lost its dbt block marker"
     block = re.search(r"```bash\n(.*?)```", text[text.index(MARKER) :], re.S)
     assert block is not None
     joined = block.group(1).replace("\\\n", " ")
@@ -35,11 +36,11 @@ def readme_commands() -> list[str]:
 
 
 def test_the_block_names_every_variable_it_needs() -> None:
-    """What the block uses is what the README tells the user to export (and the recipes refer to)."""
+    """What the block uses is what the guide tells the user to export (and the recipes refer to)."""
     recipes = "".join(p.read_text() for p in sorted((REPO / "examples" / "dbt").glob("*.yml")))
     referenced = set(re.findall(r"\$\{(\w+)\}", recipes))
     assert referenced == {*EXPORTED, "MLFLOW_TRACKING_URI"}
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "own-datahub.md").read_text()
     exports = text[: text.index(MARKER)].rsplit("```bash", 1)[1]
     assert all(f"{name}=" in exports for name in referenced), exports
 

@@ -23,7 +23,7 @@ DBT_PLATFORM = "dbt"
 RECIPE_ADVICE = (
     "ingest the warehouse with DataHub's source for it (e.g. `postgres`) into the same catalog, then the dbt source "
     "through a REST endpoint, which keeps the dbt-model -> table edges the datahub-lite sink drops: "
-    "`provenance catalog ingest postgres.yml dbt.yml` (README: On the dbt stack), or a DataHub server"
+    "`provenance catalog ingest postgres.yml dbt.yml` (docs/own-datahub.md: On the dbt stack), or a DataHub server"
 )
 
 

@@ -23,7 +23,7 @@ ParamValue = ScalarParam | None | dict[str, str] | list[ScalarParam]
 """An operator parameter as YAML can spell it; None for the optional bounds (clip's lower/upper)."""
 
 DATASET_URN_PREFIX = "urn:li:dataset:"
-FORMAT_HINT = "see the README section 'Gate pull requests' for the CHANGES.yml format"
+FORMAT_HINT = "see docs/gate.md for the CHANGES.yml format"
 
 
 class _Frozen(BaseModel):
@@ -208,7 +208,7 @@ def _validation_problems(exc: ValidationError, root: yaml.Node | None) -> list[s
     for err in exc.errors():
         message = str(err["msg"]).removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            message = "unknown key (allowed keys are listed in the README section 'Gate pull requests')"
+            message = "unknown key (allowed keys are listed in docs/gate.md)"
         elif err["type"] == "literal_error" and err["loc"] == ("version",):
             message = f"unsupported version {err['input']!r}; this Provenance reads version 1"
         problem = _problem(root, tuple(err["loc"]), message)

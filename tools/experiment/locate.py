@@ -219,7 +219,7 @@ def resolve_binding(
         raise BindingError(
             "missing_binding",
             f"the model has no {', '.join(missing)} custom propert{'y' if len(missing) == 1 else 'ies'}; "
-            "add them in DataHub (see the model-binding contract in the README) so Provenance can test it; "
+            "add them in DataHub (see the model-binding contract in docs/models.md) so Provenance can test it; "
             "for a model registered in MLflow, `provenance bind MODEL` writes them as model-version tags",
         )
     digest = custom_properties[ARTIFACT_SHA256].strip().lower()

@@ -193,7 +193,7 @@ def test_tampered_artifact_after_binding_is_incomplete_and_never_unpickled(
 
 
 def test_end_to_end_unbound_bind_ingest_assess_blocks(real_world_copy: RealWorld, tmp_path: Path) -> None:
-    """The README walkthrough as subprocesses: INCOMPLETE missing_binding → bind → DataHub's mlflow source → BLOCK.
+    """The docs/models.md walkthrough as subprocesses: INCOMPLETE missing_binding → bind → the mlflow source → BLOCK.
     `bind` runs with PROVENANCE_CATALOG=datahub and no token, so only the ingestion can bring the keys to DataHub."""
     world = real_world_copy
     env = bind_env(world, tmp_path / "home")

@@ -220,8 +220,8 @@ def test_an_agent_loads_the_tools_through_langchain_mcp_adapters(seeded_home: Pa
 
 
 def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path, tmp_path: Path) -> None:
-    """The README's configuration block, with this checkout's paths, as a client reads it."""
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    """The configuration block of docs/mcp.md, with this checkout's paths, as a client reads it."""
+    readme = (Path(__file__).resolve().parents[3] / "docs" / "mcp.md").read_text()
     block = readme.split("<!-- mcp-config -->\n```json\n", 1)[1].split("```", 1)[0]
     checkout = str(Path(PROVENANCE).parents[2])  # <checkout>/.venv/bin/provenance
     config = json.loads(

@@ -123,8 +123,7 @@ unmapped:
 """
     found = problems(tmp_path, text)
     assert found == [
-        f"line {line_of(text, 'colour')}: changes[0].colour: unknown key (allowed keys are listed in the README "
-        "section 'Gate pull requests')",
+        f"line {line_of(text, 'colour')}: changes[0].colour: unknown key (allowed keys are listed in docs/gate.md)",
         f"line {line_of(text, '- dataset', 2)}: changes[1].field: Field required",
         f"line {line_of(text, 'confidence')}: changes[1].confidence: Input should be 'high', 'medium' or 'low'",
         f"line {line_of(text, 'line: 0')}: unmapped[0].line: Input should be greater than or equal to 1",
