@@ -26,6 +26,7 @@ from agent.checking import check_result
 from agent.context import AgentContext
 from agent.errors import UsageError
 from agent.inferring import InferRequest, analyse_request, header, infer, summary_lines
+from agent.mcp.app import ProvenanceMCP
 from agent.mcp.schemas import (
     AffectedModels,
     Assessment,
@@ -96,7 +97,7 @@ def build_server(
             "token_verifier": StaticToken(token),
             "auth": AuthSettings(issuer_url=url, resource_server_url=url, validate_token_resource=False),  # type: ignore[arg-type]
         }
-    server: FastMCP[AgentContext] = FastMCP("provenance", instructions=INSTRUCTIONS, lifespan=lifespan, **http)
+    server = ProvenanceMCP("provenance", instructions=INSTRUCTIONS, lifespan=lifespan, **http)
 
     def agent(ctx: Context[Any, AgentContext, Any]) -> AgentContext:
         return ctx.request_context.lifespan_context
