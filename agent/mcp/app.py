@@ -1,6 +1,6 @@
 """FastMCP as Provenance serves it: its own name and version, tool descriptions as written (docstrings without their
-indentation), and arguments that do not fit a tool refused as bad input (`[exit 2] …`, the same words the CLI
-uses), not as the SDK's raw validation error with a URL."""
+indentation), and every tool error opening with its exit code (`[exit 2] …`, as the CLI says it): arguments that do
+not fit a tool too, not as the SDK's raw validation error with a URL."""
 
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ class ProvenanceMCP(FastMCP[AgentContext]):
             cause = exc.__cause__
             if isinstance(cause, ValidationError) and cause.title.endswith("Arguments"):
                 raise ToolError(f"[exit 2] {name}: {arguments_problem(cause)}") from cause
+            if isinstance(cause, ToolError):  # ours, "[exit N] …": without the SDK's "Error executing tool" in front
+                raise cause from cause.__cause__
             raise
 
 

@@ -182,8 +182,12 @@ def build_server(
             with tempfile.TemporaryDirectory(prefix="provenance-mcp-") as scratch:
                 path = Path(scratch) / "CHANGES.yml"
                 path.write_text(changes_yaml, encoding="utf-8")
-                change_set = load_change_set(path)  # every problem, with its line, before anything runs
-                return await check_result(context.settings, path, change_set, context.policy, None)
+                try:
+                    change_set = load_change_set(path)  # every problem, with its line, before anything runs
+                    return await check_result(context.settings, path, change_set, context.policy, None)
+                except ProvenanceError as exc:  # the client sent text: name it, not the server's scratch file
+                    said = str(exc).replace(str(path), "changes_yaml")
+                    raise ToolError(f"[exit {exc.exit_code}] {said}") from exc
 
         return await _served(run)
 

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 from mcp.server.fastmcp.exceptions import ToolError
+from mcp.shared.memory import create_connected_server_and_client_session
 
 from agent.mcp.app import provenance_version
 from agent.mcp.server import build_server
@@ -37,3 +38,16 @@ def test_arguments_that_do_not_fit_are_bad_input_with_no_url(tmp_path: object, a
         asyncio.run(server.call_tool("assess_change", arguments))
     message = str(refused.value)
     assert message.startswith("[exit 2] assess_change: ") and said in message and "pydantic.dev" not in message
+
+
+def test_a_bad_change_file_is_named_as_the_text_sent_not_a_server_path(tmp_path: object) -> None:
+    server = build_server(ProvenanceSettings(provenance_home=str(tmp_path)))
+
+    async def go() -> str:
+        async with create_connected_server_and_client_session(server._mcp_server) as client:
+            result = await client.call_tool("check_changes", {"changes_yaml": "version: 1\nchanges: [1, 2"})
+            assert result.isError
+            return str(result.content[0].text)  # type: ignore[union-attr]
+
+    message = asyncio.run(go())
+    assert message.startswith("[exit 2]") and "changes_yaml" in message and "provenance-mcp-" not in message, message
