@@ -32,7 +32,18 @@ def check_dataset_urn(urn: str) -> None:
 
 
 def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
-    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.3) or candidates[:n]
+    """Up to `n` candidates close to `name` (difflib's ratio at least 0.6: a typo, not any name), closest first."""
+    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.6)
+
+
+def near_or_listed(name: str, candidates: list[str], listed: int = 12) -> str:
+    """The close candidates ("Closest matches: a, b"), else what there is ("No close match; it has: a, b, c, …")."""
+    if near := closest(name, candidates):
+        return f"Closest matches: {', '.join(near)}"
+    shown = ", ".join(sorted(candidates)[:listed]) + (
+        f", … ({len(candidates)} in all)" if len(candidates) > listed else ""
+    )
+    return f"No close match; it has: {shown or 'nothing'}"
 
 
 SUGGESTION_POOL = 1000
@@ -66,9 +77,7 @@ async def require_field(reader: CatalogReader, dataset_urn: str, field: str) -> 
         if candidate.field_path == field:
             return candidate
     names = [f.field_path for f in fields]
-    raise CatalogInputError(
-        f"field '{field}' is not in {dataset_urn}. Closest matches: {', '.join(closest(field, names)) or 'none'}"
-    )
+    raise CatalogInputError(f"field '{field}' is not in {dataset_urn}. {near_or_listed(field, names)}")
 
 
 def one_column(subject: str, pairs: list[tuple[str, str]]) -> tuple[str, str]:

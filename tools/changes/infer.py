@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from tools.catalog.resolve import closest
+from tools.catalog.resolve import near_or_listed
 from tools.changes.dbt_render import DbtRevision, Renderer, RenderError, is_project_file
 from tools.changes.gitdiff import ChangedFile, changed_sql_files, files_at, resolve_ref
 from tools.changes.jinja import strip_jinja
@@ -234,8 +234,8 @@ def _field(column: str, resolution: Resolution) -> tuple[str, str | None]:
     for candidate in resolution.fields:
         if candidate.lower() == column.lower():
             return candidate, None
-    near = ", ".join(closest(column, list(resolution.fields))) or "none"
-    return column, f"the catalog's schema of {resolution.urn} has no field {column!r} (closest: {near})"
+    near = near_or_listed(column, list(resolution.fields))
+    return column, f"the catalog's schema of {resolution.urn} has no field {column!r} ({near})"
 
 
 def _proposal(finding: Finding) -> str:

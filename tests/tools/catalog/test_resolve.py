@@ -12,6 +12,7 @@ from tools.catalog.resolve import (
     CatalogInputError,
     read_as,
     require_dataset,
+    require_field,
     resolve_field,
     resolve_model,
 )
@@ -95,3 +96,11 @@ def test_a_name_resolves_when_it_is_the_table_or_its_tail(shared_catalog: Shared
 )
 def test_an_expanded_name_is_said(subject: str, said: str | None) -> None:
     assert read_as(subject, POSTGRES_TABLE_URN, "amount") == said
+
+
+def test_a_field_nothing_resembles_lists_the_fields_not_unrelated_matches(shared_catalog: SharedCatalog) -> None:
+    """'region' is like no field of the table: naming transaction_id, merchant_category, amount as "closest" misled."""
+    message = _error(shared_catalog, lambda r: require_field(r, POSTGRES_TABLE_URN, "region"))
+    assert "Closest matches" not in message and "No close match; it has: account_age_days, amount," in message
+    typo = _error(shared_catalog, lambda r: require_field(r, POSTGRES_TABLE_URN, "amuont"))
+    assert typo.endswith("Closest matches: amount")
