@@ -71,13 +71,20 @@ HANDLERS: dict[str, Handler] = {
 READS_THE_CATALOG = frozenset({"assess", "lineage", "scan", "mcp"})
 
 
+QUIET_LIBRARIES = ("aiosqlite", "asyncio", "httpcore", "httpx", "urllib3", "matplotlib", "PIL", "filelock")
+
+
 def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        if args.verbose
+        else "%(levelname)s %(name)s: %(message)s",
     )
+    for chatty in QUIET_LIBRARIES:  # -v is for Provenance's own steps: a library's every SQL statement drowns them
+        logging.getLogger(chatty).setLevel(logging.INFO)
     try:
         precheck(args)  # before the command's module (pandas, LangGraph, MCP) is imported
     except Refused as exc:

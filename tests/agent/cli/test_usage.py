@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import builtins
 import getpass
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +153,17 @@ def test_publish_with_yes_records_who_approved(
     publication = read_evidence(seeded_home, "20260101T000000Z-0a0b0c").publication
     assert (code, publication.status) == (0, "published"), capsys.readouterr()
     assert publication.decided_by == f"cli --yes:{getpass.getuser()}"
+
+
+def test_verbose_logs_carry_timestamps_and_not_a_librarys_every_statement(tmp_path: Path) -> None:
+    """-v once printed aiosqlite's DEBUG line for every SQL statement, with no time: Provenance's steps drowned."""
+    script = (
+        "import logging; from agent.cli.app import _run; _run(['-v', 'runs']); "
+        "logging.getLogger('aiosqlite').debug('a statement'); logging.getLogger('agent.steps').debug('a step')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=os.environ | {"PROVENANCE_HOME": str(tmp_path)}, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert "a statement" not in done.stderr
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ DEBUG agent.steps: a step$", done.stderr, re.M), done.stderr
