@@ -153,7 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     assess.add_argument("--fraction", type=float, default=1.0, help="share of rows to mutate, in (0, 1]")
     assess.add_argument("--seed", type=int, default=0, help="seed choosing the mutated rows")
     assess.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v2.yaml)")
-    assess.add_argument("--no-publish", action="store_true", help="write evidence only; never touch the catalog")
+    assess.add_argument(
+        "--no-publish",
+        action="store_true",
+        help="required: assess writes evidence only and never touches the catalog (`provenance ask` assesses and "
+        "publishes with a person's approval)",
+    )
     assess.add_argument("--json", action="store_true", help="the evidence summary as JSON on stdout")
     ask = commands.add_parser("ask", help="ask a question or propose a change, in plain language")
     ask.add_argument("question", help='e.g. "What happens if payments.transactions.amount is sent in cents?"')

@@ -167,3 +167,10 @@ def test_verbose_logs_carry_timestamps_and_not_a_librarys_every_statement(tmp_pa
     )  # fmt: skip
     assert "a statement" not in done.stderr
     assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ DEBUG agent.steps: a step$", done.stderr, re.M), done.stderr
+
+
+def test_assess_help_says_no_publish_is_required(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["assess", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--no-publish required: assess writes evidence only" in help_text
