@@ -15,6 +15,7 @@ from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.nodes.approval import publish_run
 from agent.nodes.respond import measured_lines
+from agent.plan_sentence import dataset_name
 from agent.schemas import Intent
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest, PublishMode
 from tools.catalog.handle import CatalogHandle
@@ -133,15 +134,19 @@ def _cmd_runs(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
     if not ids:
         print(f"No runs under {settings.home / 'runs'} yet.")
         return EXIT_OK
-    print(f"{'RUN':<24}  {'VERDICT':<10} {'CHANGE':<16} {'FIELD':<45} PUBLICATION")
+    rows: list[tuple[str, ...]] = [("RUN", "VERDICT", "CHANGE", "FIELD", "PUBLICATION")]
     for run_id in ids:
         try:
             ev = read_evidence(settings.home, run_id)
         except EvidenceError as exc:
-            print(f"{run_id}  unreadable: {exc}")
+            rows.append((run_id, f"unreadable: {exc}"))
             continue
-        target = f"{ev.request.dataset_urn.split(',')[1] if ',' in ev.request.dataset_urn else '?'}.{ev.request.field}"
-        print(f"{run_id:<24}  {ev.verdict:<10} {ev.request.op:<16} {target:<45} {ev.publication.status}")
+        target = f"{dataset_name(ev.request.dataset_urn)}.{ev.request.field}"
+        rows.append((run_id, str(ev.verdict), ev.request.op, target, ev.publication.status))
+    widths = [max(len(row[i]) for row in rows if len(row) > i + 1) for i in range(4)]  # the last column is free
+    for row in rows:
+        cells = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
+        print("  ".join(cells))
     return EXIT_OK
 
 

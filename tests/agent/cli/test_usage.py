@@ -113,6 +113,20 @@ def test_runs_prints_a_header_row(
     assert row.split()[0] == "20260101T000000Z-0a0b0c" and row.split()[-1] == "not_requested"
 
 
+def test_runs_columns_stay_aligned_with_a_long_field_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path))
+    write_run(tmp_path, make_evidence(), extra=write_stub_report)
+    long = make_evidence("20260102T000000Z-0a0b0d")
+    long = long.model_copy(update={"request": long.request.model_copy(update={"field": "x" * 70})})
+    write_run(tmp_path, long, extra=write_stub_report)
+    assert main(["runs"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    lasts = ["PUBLICATION", "not_requested", "not_requested"]
+    assert len({line.index(last) for line, last in zip(lines, lasts, strict=True)}) == 1, lines
+
+
 def test_publish_off_a_terminal_needs_yes_and_writes_nothing(seeded_home: Path) -> None:
     write_run(seeded_home, _demo_run(), extra=write_stub_report)
     before = catalog_write_count(seeded_home / "catalog.db")
