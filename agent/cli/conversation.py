@@ -90,18 +90,20 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
                 turn = await continue_thread(session, args.thread)
             else:
                 turn = await session.decide(args.thread, decision)
+        shown: set[str] = set()  # lines the approval prompt printed, not printed again with the answer
         while turn.pending is not None:
             decision = _decision(args)
             if decision is None and sys.stdin.isatty():
                 decision = _ask_on_terminal(turn.pending, turn.state)
-            if decision is None:
-                print(turn.answer or f"Verdict {turn.pending.verdict}; evidence {turn.pending.report}")
+                shown |= {line.strip() for line in why(turn.state)}
+            if decision is None:  # off a terminal: the same reasons a terminal shows, then how to decide
+                print(*why(turn.state), f"Evidence: {turn.pending.report}", sep="\n")
                 if turn.pending.change_tested:
                     print(f"Change tested: {turn.pending.change_tested}")
                 print(f"Approval pending. Resume with: provenance resume {turn.thread_id} --approve|--reject")
                 return EXIT_CODES[str(turn.pending.verdict)]
             turn = await session.decide(turn.thread_id, decision)
-        print(turn.answer)
+        print("\n".join(line for line in turn.answer.splitlines() if not line.strip() or line.strip() not in shown))
         offered = [s for failure in turn.state.failures for s in failure.suggestions]
         if offered:  # ready to paste: the same thread, so the evidence records the choice (PlanRecord.confirmed_from)
             print("To run one of them:")

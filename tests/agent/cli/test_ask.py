@@ -42,6 +42,8 @@ def test_pending_approval_survives_the_process(seeded_home: Path, decision: str)
     assert first.returncode == 20, first.stderr  # BLOCK, pending
     assert "Approval pending. Resume with: provenance resume durable-1" in first.stdout
     assert f"Change tested: {DEMO_CHANGE}" in first.stdout  # what a later --approve would publish the verdict of
+    # off a terminal, the reasons a terminal shows before its prompt: each model's verdict and numbers
+    assert "Verdict: BLOCK" in first.stdout and "fraud_detector: BLOCK" in first.stdout, first.stdout
     assert catalog_write_count(db) == before
 
     second = _cli(seeded_home, "resume", "durable-1", decision)
@@ -95,7 +97,11 @@ def test_the_terminal_prompt_says_the_change_tested_before_asking(
     assert lines[at + 2] == "Approving writes:"
     assert lines[at + 3].startswith("  - set tag urn:li:tag:provenance:BLOCK on ")
     assert catalog_write_count(db) == before
-    assert "Publication: rejected" in capsys.readouterr().out
+    after = capsys.readouterr().out
+    assert "Publication: rejected" in after
+    assert (
+        "Verdict: BLOCK" not in after and "fraud_detector: BLOCK — flips" not in after
+    )  # said once, before the prompt
 
 
 @pytest.mark.parametrize(
