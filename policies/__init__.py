@@ -36,11 +36,13 @@ from policies.metrics import (
     SegmentSummary,
     Task,
 )
-from policies.text import NA, pct, share_setting
+from policies.text import NA, pct, plural, share_range, share_setting
 
 __all__ = [
     "NA",
     "pct",
+    "plural",
+    "share_range",
     "share_setting",
     "DEFAULT_POLICY_PATH",
     "BinaryMetrics",

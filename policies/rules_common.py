@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from policies.metrics import ModelMetrics
 from policies.sections import Band, FailureRule
-from policies.text import pct, share_setting
+from policies.text import pct, share_range, share_setting
 from policies.verdicts import Reason, Verdict
 
 
@@ -94,7 +94,7 @@ def sample_reasons(checks: list[tuple[str, int, int]]) -> list[Reason]:
 
 def flip_detail(m: ModelMetrics) -> str:
     level = share_setting(m.confidence)
-    return f" ({level} CI {pct(m.flip_rate_ci_low, 1)}-{pct(m.flip_rate_ci_high, 1)}, {m.flips} of {m.n_scored})"
+    return f" ({level} CI {share_range(m.flip_rate_ci_low, m.flip_rate_ci_high)}, {m.flips} of {m.n_scored})"
 
 
 def missing_task_metrics(task: str, m: ModelMetrics) -> Reason:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from policies.metrics import ModelMetrics, SegmentFinding, SegmentSummary
 from policies.sections import SegmentRule
-from policies.text import pct, share_setting
+from policies.text import pct, share_range, share_setting
 from policies.verdicts import Reason, Verdict
 
 _LABELS = {"flip_rate": "flip rate", "moved_share": "moved share"}
@@ -28,7 +28,7 @@ def _facts(f: SegmentFinding, confidence: float) -> str:
     level = share_setting(confidence)
     return (
         f"segment {f.segment}: {_LABELS[f.metric]} {pct(f.value, 1)} "
-        f"({level} CI {pct(f.ci_low, 1)}-{pct(f.ci_high, 1)}, "
+        f"({level} CI {share_range(f.ci_low, f.ci_high)}, "
         f"{f.events} of {f.n} scored rows, {pct(f.share, 1)} of them; overall {pct(f.overall_value, 1)})"
     )
 

@@ -25,3 +25,21 @@ def share_setting(value: float) -> str:
     """A share someone configured (a threshold band, a confidence level) as they wrote it, in percent with no
     padding: 0.05 -> "5%", 0.995 -> "99.5%", 0.0025 -> "0.25%". A measured share is `pct`'s."""
     return f"{value * 100:.3g}%"
+
+
+def share_range(low: float | None, high: float | None, digits: int = 1) -> str:
+    """An interval of shares, written one way everywhere: "11.9% to 12.8%". Where `pct` at `digits` would mark a bound
+    ("< 0.1%", "> 99.9%") or write both bounds alike, more digits are shown (up to 4): 0.9991–0.99996 is "99.910% to
+    99.996%", not "99.9%-> 99.9%"; a bound still beyond 4 digits keeps its marker ("99.9990% to > 99.9999%")."""
+    if low is None or high is None:
+        return NA
+    for shown in range(digits, 5):
+        a, b = pct(low, shown), pct(high, shown)
+        if not a.startswith(("<", ">")) and not b.startswith(("<", ">")) and (a != b or low == high):
+            return f"{a} to {b}"
+    return f"{pct(low, 4)} to {pct(high, 4)}"
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """ "1 row", "2 rows", "1,200 rows": the count with its noun in the right number."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"

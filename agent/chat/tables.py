@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from agent.chat.messages import plain
 from policies import ModelMetrics, SegmentSummary, Task
-from tools.evidence.formats import pct, points, relative, sig
+from tools.evidence.formats import pct, points, relative, share_range, sig
 from tools.evidence.schema import ModelEvidence
 from tools.evidence.task_text import EXCEEDS_TEXT, SEGMENT_METRIC_NAMES, worst_class, worst_class_psi
 from tools.evidence.task_views import parts
@@ -25,7 +25,7 @@ def _ci(low: float | None, high: float | None, fmt: Callable[[float | None], str
 
 
 def _binary(m: ModelMetrics) -> list[str]:
-    flips = f"{pct(m.flip_rate, 1)} ({pct(m.flip_rate_ci_low, 1)} – {pct(m.flip_rate_ci_high, 1)})"
+    flips = f"{pct(m.flip_rate, 1)} ({share_range(m.flip_rate_ci_low, m.flip_rate_ci_high)})"
     a = m.binary.auc if m.binary is not None else None
     before, after, change, low, high = parts(a)
     auc = f"{num(before)} → {num(after)}"
@@ -43,7 +43,7 @@ def _regression(m: ModelMetrics) -> list[str]:
         return sig(value, sign=True)
 
     return [
-        f"{pct(r.moved_share, 1)} ({pct(r.moved_share_ci_low, 1)} – {pct(r.moved_share_ci_high, 1)})",
+        f"{pct(r.moved_share, 1)} ({share_range(r.moved_share_ci_low, r.moved_share_ci_high)})",
         f"{sig(r.mae.baseline)} → {sig(r.mae.mutated)}",
         f"{signed(r.mae.delta)} {_ci(r.mae.ci_low, r.mae.ci_high, signed)}, {relative(r.mae.relative)}",
         f"{signed(r.rmse.delta)} {_ci(r.rmse.ci_low, r.rmse.ci_high, signed)}, {relative(r.rmse.relative)}",
@@ -54,7 +54,7 @@ def _regression(m: ModelMetrics) -> list[str]:
 
 def _multiclass(m: ModelMetrics) -> list[str]:
     mc = m.multiclass
-    flips = f"{pct(m.flip_rate, 1)} ({pct(m.flip_rate_ci_low, 1)} – {pct(m.flip_rate_ci_high, 1)})"
+    flips = f"{pct(m.flip_rate, 1)} ({share_range(m.flip_rate_ci_low, m.flip_rate_ci_high)})"
     if mc is None:
         return [flips] + ["n/a"] * 5 + [pct(m.failure_rate, 1)]
     worst, psi = worst_class(mc), worst_class_psi(mc)

@@ -55,7 +55,7 @@ def test_segment_reason_names_column_segment_value_interval_and_both_p_values() 
         r for r in evaluate(with_segments(binary(), [f, finding()]), POLICY).reasons if r.code == "segment_block"
     )
     assert reason.message == (
-        "segment region=north: flip rate 30.0% (95% CI 24.4%-36.6%, 60 of 200 scored rows, 20.0% of them; "
+        "segment region=north: flip rate 30.0% (95% CI 24.4% to 36.6%, 60 of 200 scored rows, 20.0% of them; "
         "overall 3.1%) is credibly above the 10% block band: one-sided binomial p = 2e-14, BH-adjusted p = 8e-14 "
         "< FDR 0.05 across 2 segments"
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tools.catalog.resolve import dataset_name
 from tools.changes.result import CheckResult, EntryResult, ModelOutcome
-from tools.evidence.formats import NA, decimal, pct, signed
+from tools.evidence.formats import NA, decimal, pct, share_range, signed
 from tools.evidence.task_views import MetricChange
 
 MARKER = "<!-- provenance-gate -->"
@@ -157,7 +157,7 @@ def _flip(m: ModelOutcome) -> str:
     f = m.flip_rate
     if f is None:
         return NA
-    interval = f" ({pct(f.low, 1)} to {pct(f.high, 1)})" if f.low is not None and f.high is not None else ""
+    interval = f" ({share_range(f.low, f.high)})" if f.low is not None and f.high is not None else ""
     return f"{pct(f.value, 1)}{interval}"
 
 

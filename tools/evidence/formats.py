@@ -12,6 +12,8 @@ import math
 
 from policies import NA as NA
 from policies import pct as pct
+from policies import plural as plural
+from policies import share_range as share_range
 from policies import share_setting as share_setting
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from tools.evidence.formats import plural
 from tools.evidence.plot_common import new_figure, not_computable, plain_log_counts
 
 SCATTER_POINTS = 4_000  # drawn points per series: more only adds ink (and ~0.1 s per 10k markers)
@@ -84,5 +85,5 @@ def change_figure(slug: str, base: np.ndarray, mut: np.ndarray, failed: int, tol
     axes.set(xlabel=f"prediction change (min {low:.4g}, max {high:.4g})", ylabel="rows (log scale)")
     plain_log_counts(axes)
     axes.grid(alpha=0.3)
-    axes.legend(loc="upper right", fontsize=9, title=f"{unchanged:,} rows unchanged", title_fontsize=8)
+    axes.legend(loc="upper right", fontsize=9, title=f"{plural(unchanged, 'row')} unchanged", title_fontsize=8)
     return figure

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from policies import ModelMetrics, MulticlassMetrics, RegressionMetrics, SegmentFinding, SegmentSummary
-from tools.evidence.formats import NA, decimal, pct, points, pvalue, relative, sig, signed
+from tools.evidence.formats import NA, decimal, pct, points, pvalue, relative, share_range, sig, signed
 
 SEGMENT_METRIC_NAMES = {"flip_rate": "flip rate", "moved_share": "moved share"}
 EXCEEDS_TEXT = {
@@ -31,14 +31,15 @@ class SummaryCells:
 
 
 def interval(low: float | None, high: float | None, fmt: str = "pct") -> str:
-    """ "[low, high]" in the given format: "pct", "points", "signed" (4 decimals) or "sig" (signed, 4 digits)."""
+    """ "(low to high)", as every interval is written (policies/text.py `share_range`), in the given format: "pct",
+    "points", "signed" (4 decimals) or "sig" (signed, 4 digits)."""
     if fmt == "pct":
-        return f"[{pct(low)}, {pct(high)}]"
+        return f"({share_range(low, high, 2)})"
     if fmt == "points":
-        return f"[{points(low)}, {points(high)}]"
+        return f"({points(low)} to {points(high)})"
     if fmt == "signed":
-        return f"[{signed(low)}, {signed(high)}]"
-    return f"[{sig(low, sign=True)}, {sig(high, sign=True)}]"
+        return f"({signed(low)} to {signed(high)})"
+    return f"({sig(low, sign=True)} to {sig(high, sign=True)})"
 
 
 def worst_class(mc: MulticlassMetrics) -> tuple[str, float] | None:

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from pydantic import BaseModel, ConfigDict
 
 from policies import ModelMetrics, MulticlassMetrics, PairedChange, RegressionMetrics, Task
-from tools.evidence.formats import auc, decimal, pct, points, relative, sig, signed
+from tools.evidence.formats import auc, decimal, pct, points, relative, share_range, sig, signed
 from tools.evidence.task_text import SummaryCells, interval, multiclass_line, regression_line
 
 
@@ -90,7 +90,7 @@ class BinaryView(TaskView):
         if a is not None and a.p_value is not None:
             auc += f" ({delta} {decimal(a.delta, 3)}, p={a.p_value:.2g})"
         return (
-            f"{auc}; flips {pct(m.flip_rate, 1)} [{pct(m.flip_rate_ci_low, 1)}, {pct(m.flip_rate_ci_high, 1)}]"
+            f"{auc}; flips {pct(m.flip_rate, 1)} ({share_range(m.flip_rate_ci_low, m.flip_rate_ci_high)})"
             f"; shift mean {decimal(m.prob_shift_mean, 3)} p95 {decimal(m.prob_shift_p95, 3)}; PSI {decimal(m.psi, 3)}"
         )
 

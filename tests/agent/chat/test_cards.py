@@ -54,7 +54,7 @@ def test_verdict_card_shows_verdicts_metrics_with_intervals_reasons_and_writes(t
     )
     card = verdict_card(tmp_path, evidence, request)
     assert card.startswith("## Verdict: BLOCK")
-    assert "| fraud\\_detector | **BLOCK** | 78.8% (77.8% – 79.7%) | 0.899 → 0.727 |" in card
+    assert "| fraud\\_detector | **BLOCK** | 78.8% (77.8% to 79.7%) | 0.899 → 0.727 |" in card
     assert "-0.173 (-0.185 to -0.160), p = 6.1e-158 | 7.31 | 0.0% |" in card
     assert "- **fraud\\_detector** BLOCK: flip rate 78\\.8% \\>= 10% block threshold" in card
     assert "0 of 7200 rows failed" not in card  # PASS reasons stay in the report
@@ -107,9 +107,9 @@ def test_card_of_a_run_with_two_tasks_shows_each_tasks_metrics(tmp_path: Path) -
     evidence = _evidence(tmp_path, [fraud_model(), task_examples.model("review_time", regression)])
     card = verdict_card(tmp_path, evidence)
     binary, rest = card.split("| Model | Verdict | Moved (95% CI)")
-    assert "| fraud\\_detector | **BLOCK** | 78.8% (77.8% – 79.7%) | 0.899 → 0.727 |" in binary
+    assert "| fraud\\_detector | **BLOCK** | 78.8% (77.8% to 79.7%) | 0.899 → 0.727 |" in binary
     assert "AUC" not in rest.split("**Why**")[0]  # nothing of a classifier next to the regressor
-    assert "| review\\_time | **BLOCK** | 40.0% (39.0% – 41.0%) | 0.8325 → 1,843 |" in rest
+    assert "| review\\_time | **BLOCK** | 40.0% (39.0% to 41.0%) | 0.8325 → 1,843 |" in rest
     assert "- **review\\_time**: region=north \\(12\\.1% of rows\\)\\: moved share 30\\.4%" in rest
 
 

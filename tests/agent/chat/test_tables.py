@@ -29,7 +29,7 @@ def test_regressor_table_has_errors_moved_share_and_no_auc() -> None:
     assert "| Model | Verdict | Moved (95% CI) | MAE before → after | ΔMAE (95% CI) | ΔRMSE (95% CI) |" in text
     row = next(line for line in text.splitlines() if line.startswith("| review"))
     assert row == (
-        "| review\\_time | **BLOCK** | 40.0% (39.0% – 41.0%) | 0.8325 → 1,843 | +1,842 (+1,800 to +1,885), +221310.0% "
+        "| review\\_time | **BLOCK** | 40.0% (39.0% to 41.0%) | 0.8325 → 1,843 | +1,842 (+1,800 to +1,885), +221310.0% "
         "| +2,711 (+2,602 to +2,820), +257880.0% | 5.12 | 0.1% |"
     )
     assert "- *moved* for review\\_time: \\|change\\| \\> 0\\.2198 \\(0\\.1 x baseline prediction std\\)" in text
@@ -40,7 +40,7 @@ def test_multiclass_table_has_argmax_flips_accuracy_macro_f1_and_worst_class() -
     assert "AUC" not in text
     row = next(line for line in text.splitlines() if line.startswith("| risk"))
     assert row == (
-        "| risk\\_tier | **BLOCK** | 7.0% (6.5% – 7.5%) | 91.2% → 85.1% | -6.09 pp (-6.61 pp to -5.57 pp) "
+        "| risk\\_tier | **BLOCK** | 7.0% (6.5% to 7.5%) | 91.2% → 85.1% | -6.09 pp (-6.61 pp to -5.57 pp) "
         "| -0.083 (-0.090 to -0.076) | high 31.1% | 0.21 (medium) | 0.1% |"
     )
 

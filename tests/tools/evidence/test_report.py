@@ -419,7 +419,7 @@ def test_segments_show_the_worst_segment_its_p_values_and_what_was_tested(block_
     expected = [
         "**Segments** (14 tested in 3 column(s): region, amount, channel; segments of at least 5.0% of the scored rows",
         "against the warning band 5.00% and the block band 10.00%",
-        "Worst segment: region=north (12.1% of rows, n=1,210): flip rate 30.42% [27.91%, 33.06%] vs 4.12% overall, "
+        "Worst segment: region=north (12.1% of rows, n=1,210): flip rate 30.42% (27.91% to 33.06%) vs 4.12% overall, "
         "p vs block band 1.10e-20 (BH 1.50e-19), credibly above the block band.",
         "| `region` | `region=north` | 1,210 (12.1%) | 30.42% (27.91% to 33.06%); 368 rows | 4.12% | 3.20e-41 "
         "(4.50e-40) | 1.10e-20 (1.50e-19) | block |",

@@ -11,13 +11,13 @@ from tools.evidence.task_views import task_view
 def test_summary_cells_name_each_tasks_own_metrics() -> None:
     binary = task_view(fraud_metrics()).cells()
     assert (binary.task, binary.quality, binary.changed) == ("binary", "AUC 0.899 → 0.727", "flips 78.78%")
-    assert binary.change == "ΔAUC -0.1727 [-0.1854, -0.1601]"
+    assert binary.change == "ΔAUC -0.1727 (-0.1854 to -0.1601)"
     regression = task_view(task_examples.regression_metrics()).cells()
     assert regression.quality == "MAE 0.8325 → 1,843" and regression.changed == "moved 40.00%"
-    assert regression.change == "ΔMAE +1,842 [+1,800, +1,885], +221310.0%" and regression.psi == "5.123"
+    assert regression.change == "ΔMAE +1,842 (+1,800 to +1,885), +221310.0%" and regression.psi == "5.123"
     multiclass = task_view(task_examples.multiclass_metrics()).cells()
     assert multiclass.quality == "accuracy 91.20% → 85.11%" and multiclass.changed == "argmax flips 7.03%"
-    assert multiclass.change == "Δaccuracy -6.09 pp [-6.61 pp, -5.57 pp]"
+    assert multiclass.change == "Δaccuracy -6.09 pp (-6.61 pp to -5.57 pp)"
     for cells in (regression, multiclass):
         assert "AUC" not in " ".join(vars(cells).values())
 

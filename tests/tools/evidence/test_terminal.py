@@ -33,7 +33,7 @@ def result(*models: ModelEvidence) -> Evidence:
 
 def test_binary_line_is_unchanged() -> None:
     assert metrics_line(fraud_metrics()) == (
-        "AUC 0.899 -> 0.727 (delta -0.173, p=6.1e-158); flips 78.8% [77.8%, 79.7%]; shift mean 0.686 p95 0.938; "
+        "AUC 0.899 -> 0.727 (delta -0.173, p=6.1e-158); flips 78.8% (77.8% to 79.7%); shift mean 0.686 p95 0.938; "
         "PSI 7.307; failures 0.0% (n=7200)"
     )
 
@@ -43,9 +43,9 @@ def test_regressor_shows_errors_moved_share_and_no_auc() -> None:
     text = render_text(result(task_examples.model("review_time", metrics)))
     assert "AUC" not in text and "flips" not in text
     line = metrics_line(metrics)
-    assert line.startswith("MAE 0.8325 -> 1,843 (delta +1,842 [+1,800, +1,885], +221310.0%); ")
-    assert "RMSE 1.051 -> 2,712 (delta +2,711 [+2,602, +2,820], +257880.0%)" in line
-    assert "moved 40.00% [39.04%, 40.97%] beyond +/-0.2198 (0.1 x baseline prediction std)" in line
+    assert line.startswith("MAE 0.8325 -> 1,843 (delta +1,842 (+1,800 to +1,885), +221310.0%); ")
+    assert "RMSE 1.051 -> 2,712 (delta +2,711 (+2,602 to +2,820), +257880.0%)" in line
+    assert "moved 40.00% (39.04% to 40.97%) beyond +/-0.2198 (0.1 x baseline prediction std)" in line
     assert line.endswith("prediction PSI 5.123; failures 0.1% (n=10000)")
     assert line.isascii()  # the terminal line stays ASCII, as the binary one
 
@@ -54,9 +54,9 @@ def test_multiclass_shows_argmax_flips_accuracy_macro_f1_and_worst_class() -> No
     line = metrics_line(task_examples.multiclass_metrics())
     assert "AUC" not in line
     expected = [
-        "argmax flips 7.03% [6.54%, 7.54%]",
-        "accuracy 91.20% -> 85.11% (delta -6.09 pp [-6.61 pp, -5.57 pp])",
-        "macro-F1 0.8843 -> 0.8012 (delta -0.0831 [-0.0902, -0.0760])",
+        "argmax flips 7.03% (6.54% to 7.54%)",
+        "accuracy 91.20% -> 85.11% (delta -6.09 pp (-6.61 pp to -5.57 pp))",
+        "macro-F1 0.8843 -> 0.8012 (delta -0.0831 (-0.0902 to -0.0760))",
         "worst class high flips 31.05%",
         "class PSI max 0.205 (medium)",
     ]
@@ -70,7 +70,7 @@ def test_worst_segment_follows_the_metrics() -> None:
     lines = text.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  argmax flips"))
     assert lines[at + 1] == (
-        "  worst segment region=north (12.1% of rows, n=1,210): flip rate 30.42% [27.91%, 33.06%] vs 4.12% overall, "
+        "  worst segment region=north (12.1% of rows, n=1,210): flip rate 30.42% (27.91% to 33.06%) vs 4.12% overall, "
         "p vs block band 1.10e-20 (BH 1.50e-19), credibly above the block band; 14 segment(s) tested in 3 column(s)"
     )
     empty = task_examples.regression_metrics(segments=task_examples.segments(findings=0))
@@ -81,7 +81,7 @@ def test_worst_segment_follows_the_metrics() -> None:
 
 
 def test_a_models_reasons_are_printed_once_in_its_own_section() -> None:
-    reason = "flip rate 78.8% (95% CI 77.8%-79.7%, 5672 of 7200) >= 10% block threshold"
+    reason = "flip rate 78.8% (95% CI 77.8% to 79.7%, 5672 of 7200) >= 10% block threshold"
     model = ModelEvidence(
         urn="urn:li:mlModel:(urn:li:dataPlatform:mlflow,fraud_detector,PROD)",
         name="fraud_detector",
