@@ -141,6 +141,7 @@ class Chat:
 
     def login(self) -> None:
         self.page.goto(self.server.url)
+        expect(self.page.get_by_text("User name", exact=True)).to_be_visible()  # the user is "provenance", no email
         self.page.locator("#email").fill(USER)
         self.page.locator("#password").fill(PASSWORD)
         self.page.get_by_role("button", name="Sign In").click()
