@@ -15,7 +15,7 @@ from pathlib import Path
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 from tools import atomic
 
@@ -41,10 +41,18 @@ def not_computable(figure: Figure, why: str) -> None:
     figure.text(0.5, 0.5, f"not computable\n\n{why}", ha="center", va="center", fontsize=11)
 
 
-def plain_log_counts(axes: Axes) -> None:
-    """Plain "1,000" labels and no minor ticks: the default 10^k labels go through mathtext (~0.2 s a plot)."""
+def plain_log_counts(axes: Axes, tallest: float | None = None) -> None:
+    """Plain "1,000" labels and no minor ticks: the default 10^k labels go through mathtext (~0.2 s a plot). Ticks
+    at 1, 2 and 5 of each decade, so counts within one decade still get several; with `tallest` (the highest
+    count), headroom above it for the legend, so the legend never sits on the bars or the lines' labels."""
     axes.minorticks_off()
+    axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=15))
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+    if tallest is not None:
+        axes.set_ylim(bottom=0.8, top=max(tallest, 1.0) * LEGEND_HEADROOM)
+
+
+LEGEND_HEADROOM = 60.0  # on a log axis, ~1.8 decades above the tallest bar: room for a four-line legend
 
 
 def save_png(figure: Figure, path: Path) -> None:

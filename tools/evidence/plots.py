@@ -122,7 +122,7 @@ def _shift_figure(slug: str, base: np.ndarray, mut: np.ndarray, failed: int) -> 
     axes.axvline(p95, color="tab:red", linestyle=":", linewidth=1.8, label=f"p95 {p95:.4f}")
     unchanged = int(np.count_nonzero(shift == 0))
     axes.set(xlabel=f"absolute probability shift (max {top:.4f})", ylabel="rows (log scale)")
-    plain_log_counts(axes)
+    plain_log_counts(axes, tallest=float(counts.max()))
     axes.set_xlim(left=0.0)
     axes.grid(alpha=0.3)
     axes.legend(loc="upper right", fontsize=9, title=f"{unchanged:,} rows with shift 0", title_fontsize=8)

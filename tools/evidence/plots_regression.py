@@ -83,7 +83,7 @@ def change_figure(slug: str, base: np.ndarray, mut: np.ndarray, failed: int, tol
             )
     unchanged = int(np.count_nonzero(change == 0))
     axes.set(xlabel=f"prediction change (min {low:.4g}, max {high:.4g})", ylabel="rows (log scale)")
-    plain_log_counts(axes)
+    plain_log_counts(axes, tallest=float(counts.max()))
     axes.grid(alpha=0.3)
     axes.legend(loc="upper right", fontsize=9, title=f"{plural(unchanged, 'row')} unchanged", title_fontsize=8)
     return figure

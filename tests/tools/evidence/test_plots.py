@@ -304,3 +304,21 @@ def test_million_rows_of_other_tasks_give_small_valid_pngs(tmp_path: Path, task:
     files = write_plots(tmp_path, "big", *arrays, task=task, tolerance=0.2 if task == "regression" else None)
     for name in files.values():
         assert_png(tmp_path / name)
+
+
+@pytest.mark.parametrize("peak", ["left", "right"])
+def test_the_shift_legend_sits_above_the_bars_and_the_count_axis_has_ticks(peak: str) -> None:
+    """The legend covered the peak and the p95 line (a x100 change moves most rows far: the peak is on the right,
+    under the legend); a log count axis within one decade showed one tick."""
+    rng = np.random.default_rng(5)
+    baseline = rng.uniform(0.01, 0.1, 2_000)
+    far = np.clip(baseline + rng.uniform(0.8, 0.9, 2_000), 0, 1)
+    mutated = far if peak == "right" else np.where(rng.random(2_000) < 0.1, far, baseline)
+    figure = plots._shift_figure("m", baseline, mutated, 0)
+    figure.canvas.draw()
+    axes = figure.axes[0]
+    legend = axes.get_legend().get_window_extent()
+    bars = [p.get_window_extent() for p in axes.patches if p.get_height() > 0]
+    assert bars and all(legend.y0 > bar.y1 or legend.x1 < bar.x0 or legend.x0 > bar.x1 for bar in bars)
+    low, high = axes.get_ylim()
+    assert len([t for t in axes.get_yticks() if low <= t <= high]) >= 3
