@@ -91,7 +91,7 @@ def propose(registry: MlflowRegistry, ref: ModelRef, options: BindOptions, cwd: 
             frame, _ = read_table(locate_file(eval_uri, cwd, cache))
         except BindingError as exc:
             raise RegistryError(f"cannot bind {version.name} version {version.version}: {exc}") from exc
-    label, label_note = _label(options.label, frame, inputs, eval_uri)
+    label, label_note = _label(options.label, frame, inputs, eval_uri, pipeline)
     try:
         decision = _checked_task(pipeline, frame, label, eval_uri, echo=True)
     except BindingError as exc:
@@ -202,9 +202,12 @@ def _absolute(uri: str, cwd: Path) -> str:
     return uri
 
 
-def _label(given: str | None, frame: pd.DataFrame, inputs: list[str] | None, where: str) -> tuple[str, str]:
-    """(the label column, how it was chosen): --label; else the one column that is not a model input; else the
-    one such column holding only 0/1 values (ids and unused features are not labels)."""
+def _label(
+    given: str | None, frame: pd.DataFrame, inputs: list[str] | None, where: str, pipeline: Any = None
+) -> tuple[str, str]:
+    """(the label column, how it was chosen): --label; else the one column that is not a model input; else the one
+    such column holding what the model predicts (a classifier's classes, a regressor's numbers: ids and unused
+    features are not labels, and a 0/1 column is no label for a three-class model)."""
     if given:
         return given, "--label"
     if inputs is None:
@@ -217,9 +220,11 @@ def _label(given: str | None, frame: pd.DataFrame, inputs: list[str] | None, whe
     if not others:
         raise RegistryError(f"{where} has only the model's input columns, no label column; pass --eval-data")
     binary = [c for c in others if _is_binary(frame[c])]
-    if len(binary) == 1:
-        rest = ", ".join(c for c in others if c != binary[0])
-        return binary[0], f"the one 0/1 column that is not a model input (also not inputs: {rest})"
+    predicted = [c for c in others if _predicts(pipeline, frame[c])] if pipeline is not None else binary
+    if len(predicted) == 1:
+        rest = ", ".join(c for c in others if c != predicted[0])
+        kind = "0/1 column" if predicted[0] in binary else "column holding what the model predicts"
+        return predicted[0], f"the one {kind} that is not a model input (also not inputs: {rest})"
     raise RegistryError(
         f"{where} has more than one column besides the model's inputs ({', '.join(others)})"
         + (f", and {len(binary)} of them hold 0/1 values" if binary else "")
@@ -247,6 +252,25 @@ def _label_counts(decision: TaskDecision, labels: pd.Series) -> str:
         return f"{positives} positive, {len(labels) - positives} negative"
     counts = labels.value_counts().sort_index()
     return f"{decision.task}, " + ", ".join(f"{value}: {count}" for value, count in counts.items())
+
+
+def _predicts(pipeline: Any, values: pd.Series) -> bool:
+    """`values` are what `pipeline` predicts: a classifier's classes (at least two of them), or, for a regressor,
+    numbers that are not a 0/1 flag."""
+    classes = getattr(pipeline, "classes_", None)
+    present = pd.unique(values.dropna())
+    if classes is not None:
+        known = {_as_key(c) for c in classes}
+        return len(present) >= 2 and {_as_key(v) for v in present} <= known
+    return pd.api.types.is_numeric_dtype(values) and not _is_binary(values) and len(present) > 2
+
+
+def _as_key(value: Any) -> str:
+    """A label as a class: 1, 1.0, True and "1" alike (a CSV reads labels back in another type than trained)."""
+    try:
+        return f"{float(value):g}"
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def _is_binary(values: pd.Series) -> bool:

@@ -223,3 +223,21 @@ def test_check_never_unpickles_a_tampered_artifact(real_world_copy: RealWorld) -
     result = check(proposal.tags, world.dir, "tags")
     assert result.code == "hash_mismatch" and not result.valid
     assert not marker.exists(), "the tampered artifact was unpickled"
+
+
+def test_a_multiclass_models_label_is_the_column_holding_its_classes_not_a_0_1_flag() -> None:
+    """bind picked is_fraud (the one 0/1 column besides the inputs) for a three-class model, then refused it."""
+    import pandas as pd
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from tools.registry.binder import _label
+
+    frame = pd.DataFrame(
+        {"amount": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "is_fraud": [0, 1, 0, 1, 0, 1],
+         "risk_tier": ["low", "mid", "high", "low", "mid", "high"], "txn_id": ["a", "b", "c", "d", "e", "f"]}
+    )  # fmt: skip
+    multiclass = make_pipeline(LogisticRegression()).fit(frame[["amount"]], frame["risk_tier"])
+    assert _label(None, frame, ["amount"], "eval.csv", multiclass)[0] == "risk_tier"
+    binary = make_pipeline(LogisticRegression()).fit(frame[["amount"]], frame["is_fraud"].astype(float))
+    assert _label(None, frame, ["amount"], "eval.csv", binary)[0] == "is_fraud"
