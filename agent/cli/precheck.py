@@ -78,8 +78,16 @@ def precheck(args: argparse.Namespace) -> None:
             f"unknown mutation operator {args.op!r}; allowed operators: {', '.join(OPERATOR_NAMES)} "
             "(`provenance assess --help` lists each with its parameters)"
         )
-    parse_params(args.param)
+    params = parse_params(args.param)
     if not 0 < args.fraction <= 1:  # also NaN
         raise Refused(f"--fraction must be in (0, 1], got {args.fraction}")
     if not 0 <= args.seed < 2**63:  # checkpoints store it as a 64-bit integer
         raise Refused(f"--seed must be in [0, 2**63), got {args.seed}")
+    # The operator's own bounds ("factor=abc", "decimals=99"): assess loads the allowlist anyway, so checking here
+    # costs nothing and refuses in a second instead of after the catalog's libraries are imported.
+    from tools.mutations import PlanError, parse_mutation
+
+    try:
+        parse_mutation(op, params, fraction=args.fraction, seed=args.seed)
+    except PlanError as exc:
+        raise Refused(str(exc)) from exc

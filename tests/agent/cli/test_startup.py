@@ -69,3 +69,13 @@ def test_lineage_refusal_imports_no_heavy_library(tmp_path: Path) -> None:
     done, modules = _imported(tmp_path, "lineage", "--dataset", "payments.transactions", "--field", "a")
     assert done.returncode == 2 and "not a dataset URN" in done.stderr
     assert _heavy(modules) == []
+
+
+def test_an_operator_parameter_out_of_bounds_is_refused_before_the_catalogs_libraries(tmp_path: Path) -> None:
+    """`--param factor=abc` was refused after the command's modules loaded (seconds; once, after the catalog opened):
+    the allowlist checks it right after parsing, loading only the allowlist itself (numpy, pandas)."""
+    args = ["--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param", "factor=abc"]
+    done, modules = _imported(tmp_path, "assess", *args, "--no-publish")
+    assert done.returncode == 2 and "parameter 'factor'" in done.stderr, done.stderr
+    assert [m for m in _heavy(modules) if m.split(".")[0] not in ("numpy", "pandas")] == []
+    assert not (tmp_path / "home").exists()
