@@ -349,7 +349,9 @@ URNS = st.one_of(
 FIELDS = st.one_of(
     st.sampled_from(REAL_FIELDS), st.text(max_size=40), st.sampled_from(["", ".", "amount ", "AMOUNT", "[v=2].x"])
 )
-CLEAR_CATALOG = re.compile(r"expected urn:li:dataset|Closest matches|No close match|e\.g\.|Qualify|not in the catalog", re.I)
+CLEAR_CATALOG = re.compile(
+    r"expected urn:li:dataset|Closest matches|No close match|e\.g\.|Qualify|not in the catalog", re.I
+)
 
 
 def urns_and_fields(live: LiveSession, examples: int) -> DomainFigures:
