@@ -26,6 +26,7 @@ from agent.checking import check_result
 from agent.context import AgentContext
 from agent.errors import UsageError
 from agent.inferring import InferRequest, analyse_request, header, infer, summary_lines
+from agent.latest_run import latest_run
 from agent.mcp.app import ProvenanceMCP
 from agent.mcp.schemas import (
     AffectedModels,
@@ -44,7 +45,7 @@ from tools.changes.result import CheckResult
 from tools.changes.schema import dump_change_set, load_change_set
 from tools.errors import ProvenanceError
 from tools.evidence.schema import Evidence
-from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, list_run_ids, read_evidence, runs_dir
+from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, read_evidence, runs_dir
 from tools.mutations import parse_mutation
 from tools.settings import ProvenanceSettings
 
@@ -250,31 +251,25 @@ def build_server(
 
     @server.tool()
     async def latest_verdict(model: str, ctx: Context[Any, AgentContext, Any]) -> LatestVerdict:
-        """The most recent recorded verdict for a model (its name or mlModel URN), read from the evidence of
-        Provenance's runs on this home: the run, when, the verdict, the change tested, the reasons and whether it
-        was published. `found` is false when no run tested this model."""
-        home = agent(ctx).settings.home
-        unreadable: list[str] = []
-        for run_id in reversed(list_run_ids(home)):  # run ids start with their UTC time: newest last
-            try:
-                evidence = read_evidence(home, run_id)
-            except EvidenceError as exc:  # said in the answer: the newest readable run may not be the latest
-                unreadable.append(f"{run_id}: {exc}")
-                continue
-            hit = next((m for m in evidence.models if model in (m.urn, m.name)), None)
-            if hit is not None:
-                return LatestVerdict(
-                    model=model,
-                    found=True,
-                    run_id=run_id,
-                    created_at=evidence.created_at,
-                    verdict=hit.verdict,
-                    change_tested=evidence.plan.description,
-                    reasons=[r.message for r in hit.reasons],
-                    publication=evidence.publication.status,
-                    unreadable_runs=unreadable,
-                )
-        return LatestVerdict(model=model, found=False, unreadable_runs=unreadable)
+        """The latest run that tested a model (its name or mlModel URN) on this home, published or not, read from
+        its evidence: the run, when, the verdict, the change tested, the reasons and whether it was published
+        (`publication`). The status DataHub shows is the latest *published* verdict, which may be older. `found`
+        is false when no run tested this model."""
+        found = latest_run(agent(ctx).settings.home, model)
+        if found.evidence is None or found.model is None:
+            return LatestVerdict(model=model, found=False, unreadable_runs=found.unreadable)
+        evidence, hit = found.evidence, found.model
+        return LatestVerdict(
+            model=model,
+            found=True,
+            run_id=evidence.run_id,
+            created_at=evidence.created_at,
+            verdict=hit.verdict,
+            change_tested=evidence.plan.description,
+            reasons=[r.message for r in hit.reasons],
+            publication=evidence.publication.status,
+            unreadable_runs=found.unreadable,
+        )
 
     @server.tool()
     async def explain_run(run_id: str, ctx: Context[Any, AgentContext, Any]) -> Assessment:

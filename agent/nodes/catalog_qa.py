@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage
 
 from agent.capabilities import CAPABILITIES
 from agent.context import AgentContext
+from agent.latest_run import latest_run
 from agent.nodes.failures import Node, captured
 from agent.schemas import Intent
 from agent.state import AgentState
@@ -49,13 +50,21 @@ def make_catalog_qa(ctx: AgentContext) -> Node:
             return f"{urn} is not in the catalog."
         status = [t.removeprefix("urn:li:tag:") for t in entity.tags if t.startswith(STATUS_TAG_PREFIX)]
         documents = newest_first(entity.raw.get("relatedDocuments", {}).get("documents", []))
-        lines = [f"{entity.name}: latest Provenance status {status[0] if status else 'none recorded'}"]
+        published = status[0] if status else "none recorded"
+        lines = [f"{entity.name}: latest published Provenance status (its tag in DataHub): {published}"]
         if documents:
             latest = documents[0]
             lines.append(f"  latest impact document: {(latest.get('info') or {}).get('title', latest['urn'])}")
             lines.append(f"    {latest['urn']}")
         if len(documents) > 1:
             lines.append(f"  {len(documents) - 1} earlier document(s) linked to this model")
+        found = latest_run(ctx.settings.home, urn)
+        if found.evidence is not None and found.model is not None:  # may be newer than what was published
+            run = found.evidence
+            lines.append(
+                f"  latest run here: {found.model.verdict} ({run.run_id}, {run.plan.description}; publication "
+                f"{run.publication.status})"
+            )
         return "\n".join(lines)
 
     @captured("catalog_qa")

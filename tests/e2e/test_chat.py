@@ -108,7 +108,7 @@ def test_approve_writes_the_tag_and_the_document(chat: Chat) -> None:
 
 def test_reject_in_a_new_chat_writes_nothing(chat: Chat) -> None:
     chat.start(STARTERS[3][0])  # "What is the latest verdict for fraud_detector?"
-    chat.expect_answer("latest Provenance status")
+    chat.expect_answer("latest published Provenance status")
     chat.new_chat()
     expect(chat.page.locator(ASSISTANT)).to_have_count(0)
 
