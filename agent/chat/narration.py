@@ -50,7 +50,7 @@ class StepNarrator:
         return StepView(
             name=node,
             input=_INPUTS.get(node, _no_output)(before),
-            output=output or "(no change)",
+            output=output or "done",
             is_error=bool(new_failures),
         )
 
@@ -63,8 +63,9 @@ def _route(update: Mapping[str, Any]) -> str:
     route = update.get("route")
     if route is None:
         return ""
-    parts = [f"intent: {route.intent}", f"subject: {route.subject or '-'}"]
-    return " · ".join(parts + ([f"change: {route.change}"] if route.change else []))
+    # Not the router's slice of the change ("10% of are null" once the subject is cut out): the plan step says
+    # what is tested, in full.
+    return f"intent: {route.intent} · subject: {route.subject or '-'}"
 
 
 def _field(state: Mapping[str, Any]) -> str:

@@ -19,7 +19,7 @@ def test_each_node_becomes_a_step_with_its_input_and_output() -> None:
     assert routed == StepView(
         name="route",
         input=question,
-        output="intent: assess · subject: payments.transactions.amount · change: sent in cents",
+        output="intent: assess · subject: payments.transactions.amount",  # the plan step says the change in full
     )
     field = FieldContext(dataset_urn=DATASET_URN, field="amount", field_type="NUMBER")
     gathered = narrator.view("gather_context", {"field_context": field})
@@ -40,7 +40,7 @@ def test_each_node_becomes_a_step_with_its_input_and_output() -> None:
     assert approved is not None and approved.output == "approve by chat:provenance"
     resumed = StepNarrator(run_id="r1").view("approval", {"approval": ApprovalDecision(decision="reject")})
     assert resumed is not None and (resumed.input, resumed.output) == ("run r1", "reject by unknown")
-    assert narrator.view("respond", {}) == StepView(name="respond", input="", output="(no change)")
+    assert narrator.view("respond", {}) == StepView(name="respond", input="", output="done")
 
 
 def test_the_measure_step_shows_each_models_task_metrics() -> None:
