@@ -67,7 +67,7 @@ def meaningful(text: str, field: FieldContext) -> list[Span]:
     masked = _blank(text, field)
     spans += [
         Span(m.start(), m.end(), "number")
-        for m in p.rx(p.NUM).finditer(masked)
+        for m in c.ANY_NUMBER.finditer(masked)
         if m.group().strip().lower() not in _NOT_SIZES
     ]
     spans += [Span(m.start(), m.end(), "value") for m in p.QUOTED_RX.finditer(masked)]

@@ -117,7 +117,9 @@ def _subject_in(text: str) -> _Found | None:
 
 def _read_by_model(text: str) -> _Found | None:
     m = p.DOES_USE.search(text)
-    if m is None or m.group(2).lower() in p.STOPWORDS or not p.MODELISH.search(m.group(1)) and "_" not in m.group(1):
+    if m is None or m.group(2).lower() in p.STOPWORDS:
+        return None
+    if not p.MODELISH.search(m.group(1)) and "_" not in m.group(1):  # "does amount use …": no model named first
         return None
     return _Found(m.group(2), m.start(2), m.end(2))
 

@@ -11,6 +11,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cached_property
 
 from tools.catalog.calls import ToolCallRecord, calls_of_this_run
 from tools.catalog.connection import Catalog, open_catalog, open_writer
@@ -39,8 +40,6 @@ class CatalogHandle:
         self._writers: dict[CatalogWriter, HeldContext[WriterSession]] = {}
         self._lock = asyncio.Lock()
         self._discoverers: dict[int, tuple[list[ToolCallRecord], Catalog, Discoverer]] = {}
-        self._registry: LiveRegistry | None = None
-        self._registry_loaded = False
 
     async def get(self) -> Catalog:
         async with self._lock:
@@ -62,6 +61,11 @@ class CatalogHandle:
     async def reader(self) -> CatalogReader:
         return CatalogReader((await self.get()).session)
 
+    @cached_property
+    def registry(self) -> LiveRegistry | None:
+        """The MLflow registry MLFLOW_TRACKING_URI names (None when unset), loaded once per handle."""
+        return LiveRegistry.from_environment()
+
     async def discoverer(self) -> Discoverer:
         """The catalog's one face for names, fields and lineage: one per run (the turn or assessment whose calls
         are being collected, tools/catalog/calls.py), shared by that run's nodes with its answers, so no call is
@@ -72,9 +76,7 @@ class CatalogHandle:
         kept = self._discoverers.get(id(run)) if run is not None else None
         if kept is not None and kept[0] is run and kept[1] is catalog:
             return kept[2]
-        if not self._registry_loaded:
-            self._registry, self._registry_loaded = LiveRegistry.from_environment(), True
-        discoverer = Discoverer(CatalogReader(catalog.session, remember=run is not None), registry=self._registry)
+        discoverer = Discoverer(CatalogReader(catalog.session, remember=run is not None), registry=self.registry)
         if run is not None:
             self._discoverers[id(run)] = (run, catalog, discoverer)
             while len(self._discoverers) > _RUNS_KEPT:  # the oldest runs' are done

@@ -4,26 +4,17 @@ with the float tolerance and named by their path."""
 from __future__ import annotations
 
 from agent.replay.compare import FLOAT_ABS_TOL, Comparer
-from agent.traces.schema import ModelOutcome, TraceTurn, TurnInput, TurnOutcome
+from agent.traces.schema import ModelOutcome, TraceTurn
 from policies import Verdict
 from policies.metrics import ModelMetrics, Task
 from tests.agent.chat.helpers import fraud_metrics
+from tests.agent.traces.helpers import blocked_turn
 from tests.tools.evidence import task_examples
-from tools.evidence.schema import PolicyRecord
-
-POLICY = PolicyRecord(name="default", version=2, sha256="0" * 64, path="policies/default-v2.yaml")
 
 
 def turn(metrics: ModelMetrics, task: Task | None = None) -> TraceTurn:
-    model = ModelOutcome(urn="urn:m", name="review_time", verdict=Verdict.BLOCK, task=task, metrics=metrics)
-    return TraceTurn(
-        index=0,
-        status="ok",
-        started_at="2026-01-01T00:00:00+00:00",
-        planner="cli",
-        input=TurnInput(kind="ask", question="q"),
-        outcome=TurnOutcome(models=[model], verdict=Verdict.BLOCK),
-        policy=POLICY,
+    return blocked_turn(
+        ModelOutcome(urn="urn:m", name="review_time", verdict=Verdict.BLOCK, task=task, metrics=metrics)
     )
 
 

@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from agent.conversation import TurnResult
+from agent.traces.schema import ModelOutcome, TraceTurn, TurnInput, TurnOutcome
+from policies import Verdict
 from tests.agent.helpers import CHAT_MODEL_ENVS, catalog_write_count
+from tools.evidence.schema import PolicyRecord
 from tools.evidence.store import runs_dir
 from tools.settings import ProvenanceSettings
 
@@ -62,3 +65,19 @@ def cli_env(home: Path) -> dict[str, str]:
 def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "agent.cli", *args]
     return subprocess.run(command, cwd=REPO, env=cli_env(home), capture_output=True, text=True, timeout=300)
+
+
+POLICY = PolicyRecord(name="default", version=2, sha256="0" * 64, path="policies/default-v2.yaml")
+
+
+def blocked_turn(model: ModelOutcome) -> TraceTurn:
+    """A finished turn whose one model is `model` and whose verdict is BLOCK, as the trace and replay tests build."""
+    return TraceTurn(
+        index=0,
+        status="ok",
+        started_at="2026-01-01T00:00:00+00:00",
+        planner="cli",
+        input=TurnInput(kind="ask", question="q"),
+        outcome=TurnOutcome(models=[model], verdict=Verdict.BLOCK),
+        policy=POLICY,
+    )

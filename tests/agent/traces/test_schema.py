@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from agent.traces.schema import CatalogInfo, ModelOutcome, Trace, TraceTurn, TurnInput, TurnOutcome, parse_trace
+from agent.traces.schema import CatalogInfo, ModelOutcome, Trace, parse_trace
 from policies import Verdict
 from policies.metrics import ModelMetrics
 from tests.agent.chat.helpers import fraud_metrics
+from tests.agent.traces.helpers import blocked_turn
 from tests.tools.evidence import task_examples
-from tools.evidence.schema import PolicyRecord
 
 EXAMPLES = {
     "binary": lambda: fraud_metrics(),
@@ -22,16 +22,7 @@ EXAMPLES = {
 
 
 def trace_of(metrics: ModelMetrics) -> Trace:
-    model = ModelOutcome(urn="urn:m", name="m", verdict=Verdict.BLOCK, task=metrics.task, metrics=metrics)
-    turn = TraceTurn(
-        index=0,
-        status="ok",
-        started_at="2026-01-01T00:00:00+00:00",
-        planner="cli",
-        input=TurnInput(kind="ask", question="q"),
-        outcome=TurnOutcome(models=[model], verdict=Verdict.BLOCK),
-        policy=PolicyRecord(name="default", version=2, sha256="0" * 64, path="policies/default-v2.yaml"),
-    )
+    turn = blocked_turn(ModelOutcome(urn="urn:m", name="m", verdict=Verdict.BLOCK, task=metrics.task, metrics=metrics))
     return Trace(
         trace_id="t",
         thread_id="t",
