@@ -17,6 +17,7 @@ from policies.engine import (
     RegressionRules,
     SegmentRule,
     StructuralRule,
+    TaskRules,
     Verdict,
     evaluate,
     incomplete,
@@ -25,6 +26,7 @@ from policies.engine import (
     structural_reason,
 )
 from policies.metrics import (
+    BUILT_IN_TASKS,
     BinaryMetrics,
     Exceeds,
     ModelMetrics,
@@ -35,10 +37,13 @@ from policies.metrics import (
     SegmentMetric,
     SegmentSummary,
     Task,
+    TaskMetrics,
+    TaskName,
 )
 from policies.text import NA, pct, plural, share_range, share_setting
 
 __all__ = [
+    "BUILT_IN_TASKS",
     "NA",
     "pct",
     "plural",
@@ -67,8 +72,11 @@ __all__ = [
     "SegmentFinding",
     "SegmentRule",
     "StructuralRule",
+    "TaskRules",
     "SegmentSummary",
     "Task",
+    "TaskMetrics",
+    "TaskName",
     "Verdict",
     "evaluate",
     "incomplete",

@@ -22,6 +22,7 @@ from policies.rules_binary import binary_reasons, binary_sample_reasons
 from policies.rules_common import failure_reason, missing_task_metrics
 from policies.rules_multiclass import multiclass_reasons, multiclass_sample_reasons
 from policies.rules_regression import regression_reasons, regression_sample_reasons
+from policies.rules_task import task_reasons, task_sample_reasons
 from policies.sections import (
     AucDropRule,
     Band,
@@ -33,6 +34,7 @@ from policies.sections import (
     SignificantDropRule,
     SignificantIncreaseRule,
     StructuralRule,
+    TaskRules,
 )
 from policies.segment_rule import segment_reasons
 from policies.verdicts import Decision, Reason, Verdict, incomplete, overall_verdict
@@ -58,6 +60,7 @@ __all__ = [  # the names other packages import from here; the models themselves 
     "ShareBand",
     "SignificantDropRule",
     "SignificantIncreaseRule",
+    "TaskRules",
     "StructuralRule",
     "Verdict",
     "evaluate",
@@ -90,12 +93,19 @@ def structural_reason(change: Literal["dropped", "renamed"], field: str, policy:
 
 
 def _no_rules(task: str, policy: Policy) -> Reason:
+    if task in ("multiclass", "regression"):
+        judges, fix = (
+            "it judges binary classifiers only",
+            f"policies/default-v2.yaml or a policy with a `{task}:` section",
+        )
+    else:
+        judges, fix = "no `tasks:` section names it", f"a policy with a `tasks: {{{task}: ...}}` section"
     return Reason(
         code=f"{task}_not_judged",
         severity=Verdict.INCOMPLETE,
         metric=task,
-        message=f"policy {policy.name} v{policy.version} has no {task} rules (it judges binary classifiers only); "
-        f"judge this {task} model with policies/default-v2.yaml or a policy with a `{task}:` section",
+        message=f"policy {policy.name} v{policy.version} has no {task} rules ({judges}); "
+        f"judge this {task} model with {fix}",
     )
 
 
@@ -113,11 +123,17 @@ def evaluate(metrics: ModelMetrics, policy: Policy) -> Decision:
             return Decision.from_reasons([*reasons, _no_rules("multiclass", policy)])
         too_small = multiclass_sample_reasons(m, policy.multiclass)
         judged = [] if too_small else multiclass_reasons(m, policy.multiclass)
-    else:
+    elif m.task == "regression":
         if policy.regression is None:
             return Decision.from_reasons([*reasons, _no_rules("regression", policy)])
         too_small = regression_sample_reasons(m, policy.regression)
         judged = [] if too_small else regression_reasons(m, policy.regression)
+    else:  # a registered task (tools/tasks/): the policy's tasks.<name> section judges it
+        rules = policy.tasks.get(m.task)
+        if rules is None:
+            return Decision.from_reasons([*reasons, _no_rules(m.task, policy)])
+        too_small = task_sample_reasons(m, rules)
+        judged = [] if too_small else task_reasons(m, rules)
     if too_small:  # the statistics on too small a sample would be noise; say so instead of judging
         return Decision.from_reasons(reasons + too_small)
     segments = segment_reasons(m, policy.segments, policy.segment_bands(m.task))

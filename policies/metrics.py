@@ -21,7 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Task = Literal["binary", "multiclass", "regression"]
+Task = Literal["binary", "multiclass", "regression"]  # the built-in tasks; a registered one is any other name
+TaskName = str  # a task's registered name (tools/task_registry.py): a built-in Task or a registered one
+BUILT_IN_TASKS: tuple[Task, ...] = ("binary", "multiclass", "regression")
 SegmentMetric = Literal["flip_rate", "moved_share"]
 Exceeds = Literal["none", "warning", "block"]
 
@@ -151,6 +153,19 @@ class BinaryMetrics(Frozen):
     auc: PairedChange | None  # ROC AUC, DeLong; None: fewer than 2 positives or 2 negatives among scored rows
 
 
+class TaskMetrics(Frozen):
+    """The numbers of a task registered beyond the three built-ins, in one general shape the policy's `tasks:`
+    section judges (rules_task.py): its headline share of rows with its interval, and its paired metrics by name."""
+
+    share_name: SegmentMetric  # what the share counts: rows whose prediction moved, or whose class flipped
+    share: float
+    share_ci_low: float  # Wilson
+    share_ci_high: float
+    events: int  # rows counted by the share: share = events / n_scored
+    paired: dict[str, PairedChange] = Field(default_factory=dict)  # by name, e.g. a loss the policy judges
+    notes: dict[str, str] = Field(default_factory=dict)  # how a number was derived, e.g. the tolerance's basis
+
+
 class ModelMetrics(Frozen):
     """Per-model numbers the policy judges. None means "not computable" (see the fields' comments)."""
 
@@ -169,8 +184,9 @@ class ModelMetrics(Frozen):
     threshold: float
     confidence: float
     methods: dict[str, str]
-    task: Task = "binary"
+    task: TaskName = Field(default="binary", min_length=1)
     binary: BinaryMetrics | None = None  # set exactly when task is binary
+    other: TaskMetrics | None = None  # a registered task's section (tools/tasks/): set exactly when task is one
     regression: RegressionMetrics | None = None
     multiclass: MulticlassMetrics | None = None
     segments: SegmentSummary | None = None
@@ -181,6 +197,8 @@ class ModelMetrics(Frozen):
         if self.regression is not None:
             r = self.regression
             return r.moved_share, r.moved_share_ci_low, r.moved_share_ci_high
+        if self.other is not None:
+            return self.other.share, self.other.share_ci_low, self.other.share_ci_high
         return self.flip_rate, self.flip_rate_ci_low, self.flip_rate_ci_high
 
     @model_validator(mode="before")
@@ -202,4 +220,6 @@ class ModelMetrics(Frozen):
             raise ValueError(
                 f"a {self.task} model's metrics {'need a' if self.task == 'binary' else 'have no'} binary section"
             )
+        if self.other is not None and self.task in BUILT_IN_TASKS:
+            raise ValueError(f"a {self.task} model's metrics have their own section, not a registered task's")
         return self

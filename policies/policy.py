@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from policies.metrics import Frozen, Task
+from policies.metrics import Frozen, TaskName
 from policies.sections import (
     AucDropRule,
     Band,
@@ -14,6 +14,7 @@ from policies.sections import (
     RegressionRules,
     SegmentRule,
     StructuralRule,
+    TaskRules,
 )
 
 
@@ -35,6 +36,7 @@ class Policy(Frozen):
     multiclass: MulticlassRules | None = None  # None (v1): a multiclass model is INCOMPLETE
     regression: RegressionRules | None = None  # None (v1): a regressor is INCOMPLETE
     segments: SegmentRule | None = None  # None (v1): segments are not judged
+    tasks: dict[str, TaskRules] = Field(default_factory=dict)  # registered tasks' rules, by task name
 
     @model_validator(mode="after")
     def _consistent(self) -> Policy:
@@ -44,11 +46,11 @@ class Policy(Frozen):
             raise ValueError("min_rows must be >= min_positives + min_negatives")
         return self
 
-    def judges(self, task: Task) -> bool:
+    def judges(self, task: TaskName) -> bool:
         """Whether this policy has rules for the task (v1 judges binary classifiers only)."""
-        return task == "binary" or (self.multiclass if task == "multiclass" else self.regression) is not None
+        return self.share_band(task) is not None
 
-    def share_band(self, task: Task) -> tuple[float, float] | None:
+    def share_band(self, task: TaskName) -> tuple[float, float] | None:
         """(warning, block) of the task's headline share: the flip-rate band for classifiers, the moved-share band
         for regressors; None when the policy has no rules for the task."""
         bands: dict[str, Band | None] = {
@@ -56,10 +58,10 @@ class Policy(Frozen):
             "multiclass": None if self.multiclass is None else self.multiclass.flip_rate,
             "regression": None if self.regression is None else self.regression.moved_share,
         }
-        band = bands[task]
+        band = bands[task] if task in bands else (self.tasks[task].share if task in self.tasks else None)
         return None if band is None else (band.warning, band.block)
 
-    def segment_bands(self, task: Task) -> tuple[float, float] | None:
+    def segment_bands(self, task: TaskName) -> tuple[float, float] | None:
         """The share band the segment rule judges segments by (`share_band`); None when the policy has no segment
         rule or no rules for the task: pass no segments then."""
         return None if self.segments is None else self.share_band(task)

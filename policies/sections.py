@@ -67,6 +67,17 @@ class RegressionRules(Frozen):
     prediction_psi: Band
 
 
+class TaskRules(Frozen):
+    """The rules of a task registered beyond the three built-ins (a policy's `tasks: {name: ...}`), over the general
+    section it measures (`TaskMetrics`): its headline share, and a relative increase of each named paired metric
+    that is worse when higher (a loss), judged like a regressor's MAE. A metric named here that the task did not
+    measure makes the model INCOMPLETE, never PASS."""
+
+    min_rows: int = Field(ge=2)
+    share: ShareBand
+    increases: dict[str, SignificantIncreaseRule] = Field(default_factory=dict)
+
+
 class SegmentRule(Frozen):
     """How segments are formed and when one may raise the verdict (see policies/README.md, "Segments")."""
 

@@ -5,6 +5,7 @@ functions and under TYPE_CHECKING, plus importlib.import_module / __import__ wit
   its reasons write a share (policies/text.py); the one exception is tools/errors.py, the root of every error we
   raise;
 - `tools` imports nothing from `agent`; nor does `seed`;
+- the task modules (tools/tasks/) are plugins: only the task registry loads them, by name;
 - the graph of tools' parts (tools/<X>/ subpackages and tools/<x>.py modules: catalog, embedded, evidence,
   experiment, registry, settings, ...) has no cycle;
 - other packages import `policies` through its front door (policies/__init__.py), not its modules;
@@ -218,6 +219,22 @@ def test_no_agent_module_imports_a_front_end() -> None:
 def test_tools_parts_have_no_cycle() -> None:
     problems = tools_cycles(collect_imports())
     assert not problems, "\n".join(problems)
+
+
+def test_the_task_modules_are_plugins_only_the_registry_loads() -> None:
+    """tools/tasks/ sits above the experiment and the evidence, which look a task up in tools/task_registry.py; the
+    registry loads the task modules by name (BUILT_IN), so no static import shows that edge. Nothing else may import
+    a task module, or the layering the cycle check guards would hold only on paper."""
+    from tools.task_registry import BUILT_IN
+
+    modules = {p.stem for p in (ROOT / "tools" / "tasks").glob("*.py") if p.stem != "__init__"}
+    assert {name.rsplit(".", 1)[1] for name in BUILT_IN} == modules
+    outside = [
+        i.where()
+        for i in collect_imports()
+        if i.target.startswith("tools.tasks") and not i.module.startswith("tools.tasks")
+    ]
+    assert not outside, "\n".join(outside)
 
 
 def test_policies_modules_have_no_cycle() -> None:

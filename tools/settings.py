@@ -72,6 +72,11 @@ class ProvenanceSettings(BaseSettings):
         description="A Dask scheduler address (e.g. tcp://10.0.0.5:8786) a tolerance scan's doses run on "
         "(tools/runtime/cluster.py); unset: threads of this process.",
     )
+    provenance_tasks: str | None = Field(
+        default=None,
+        description="Comma-separated Python modules that each register an ML task beyond binary, multiclass and "
+        "regression (tools/task_registry.py); a model is bound to one with provenance.task=<its name>.",
+    )
     provenance_mcp_forkserver: str | None = Field(
         default=None,
         description="The socket of a running fork server MCP servers are forked from, warm "
@@ -114,6 +119,11 @@ class ProvenanceSettings(BaseSettings):
     def cluster(self) -> str | None:
         """PROVENANCE_CLUSTER, or None (also when set but empty)."""
         return (self.provenance_cluster or "").strip() or None
+
+    @property
+    def task_modules(self) -> tuple[str, ...]:
+        """PROVENANCE_TASKS' module names."""
+        return tuple(m.strip() for m in (self.provenance_tasks or "").split(",") if m.strip())
 
     @property
     def forkserver(self) -> str | None:

@@ -17,7 +17,7 @@ from tools.evidence.task_text import SEGMENT_METRIC_NAMES
 from tools.evidence.task_views import task_view
 
 
-def metrics_line(m: ModelMetrics | None) -> str:
+def step_line(m: ModelMetrics | None) -> str:
     """One line per model for the chat's steps: the task's headline numbers and, when segmented, the worst one."""
     if m is None:
         return "not measured"

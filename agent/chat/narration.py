@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent.chat.cards import metrics_line
+from agent.chat.cards import step_line
 from agent.plan_sentence import checked_plan, dataset_name, planned_experiment
 
 
@@ -91,7 +91,7 @@ def _plan(update: Mapping[str, Any]) -> str:
 
 
 def _measured(update: Mapping[str, Any]) -> str:
-    return "\n".join(f"- {m.name}: {metrics_line(m.metrics)}" for m in update.get("model_results") or [])
+    return "\n".join(f"- {m.name}: {step_line(m.metrics)}" for m in update.get("model_results") or [])
 
 
 def _structural(update: Mapping[str, Any]) -> str:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent.schemas import ExperimentPlan, PlannerName, RouteDecision
 from agent.state import ApprovalDecision, ApprovalRequest, PublishMode
-from policies import ModelMetrics, Reason, Task, Verdict
+from policies import ModelMetrics, Reason, TaskName, Verdict
 from tools.catalog.calls import ToolCallRecord
 from tools.errors import BadRequest
 from tools.evidence.schema import BindingRecord, PlanRecord, PolicyRecord, PublicationRecord, StageFailure
@@ -59,7 +59,7 @@ class ModelOutcome(BaseModel):
     verdict: Verdict
     reasons: list[Reason] = []
     feature_column: str | None = None
-    task: Task | None = None  # what the model was measured as (None: not loaded, or recorded before tasks)
+    task: TaskName | None = None  # what the model was measured as (None: not loaded, or recorded before tasks)
     metrics: ModelMetrics | None = None
     binding: BindingRecord | None = None
 

@@ -1,6 +1,7 @@
-"""The evidence plots of a model, by task: binary ROC baseline vs mutated and the probability-shift histogram
-(here); regression predicted vs actual and the prediction-change histogram (``plots_regression``); multiclass
-flip rate per class and class transitions (``plots_multiclass``). ``write_plots`` is the one entry point.
+"""The evidence plots of a model, drawn by its task (tools/tasks/: each names its plots and draws them): binary ROC
+baseline vs mutated and the probability-shift histogram (drawn here); regression predicted vs actual and the
+prediction-change histogram (``plots_regression``); multiclass flip rate per class and class transitions
+(``plots_multiclass``). ``write_plots`` is the one entry point.
 
 Rows follow the metrics' rule (tools/experiment/metrics.py): a row counts only when it did not fail and both
 predictions are finite, so the plots show exactly the rows the report's numbers were computed on.
@@ -16,8 +17,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from policies import Task
-from tools.evidence import plots_multiclass, plots_regression
+from policies import TaskName
+from tools import task_registry
 from tools.evidence.plot_common import RENDER_LOCK, new_figure, not_computable, plain_log_counts, save_png
 
 _CURVE_POINTS = 1_000  # ROC vertices kept for drawing; sub-pixel error at this size
@@ -27,12 +28,6 @@ _SLUG = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
 # Module names the binary figures call through, so a test can watch what they draw (as before the split).
 _figure = new_figure
 _not_computable = not_computable
-# Plot name -> file suffix, per task; the names key ModelEvidence.plots and the report's titles.
-PLOT_FILES: dict[Task, dict[str, str]] = {
-    "binary": {"roc": "roc", "shift": "shift"},
-    "regression": {"fit": "fit", "change": "change"},
-    "multiclass": {"class_flips": "class-flips", "transitions": "transitions"},
-}
 
 
 def slugify(name: str) -> str:
@@ -69,7 +64,7 @@ def thin_curve(x: np.ndarray, y: np.ndarray, points: int = _CURVE_POINTS) -> tup
     return x[picks], y[picks]
 
 
-def _labels(y_true: np.ndarray) -> np.ndarray:
+def binary_labels(y_true: np.ndarray) -> np.ndarray:
     y = np.asarray(y_true)
     if y.dtype == np.bool_:
         return y
@@ -133,7 +128,7 @@ def _shift_figure(slug: str, base: np.ndarray, mut: np.ndarray, failed: int) -> 
 class PlotInput:
     """One model's scored rows, validated for its task: failed and non-finite rows already removed."""
 
-    task: Task
+    task: TaskName
     y: np.ndarray  # binary: bool; regression: float; multiclass: the labels (unused by the plots)
     baseline: np.ndarray  # binary: P(positive); regression: predictions; multiclass: (n, k) probabilities
     mutated: np.ndarray
@@ -142,10 +137,10 @@ class PlotInput:
     tolerance: float | None  # regression: |change| beyond which a prediction "moved"; None: not drawn
 
 
-def _scores(task: Task, baseline: np.ndarray, mutated: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _scores(task: TaskName, baseline: np.ndarray, mutated: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     base = np.asarray(baseline, dtype=np.float64)
     mut = np.asarray(mutated, dtype=np.float64)
-    dims = 2 if task == "multiclass" else 1
+    dims = 2 if task_registry.get(task).per_class else 1
     if base.ndim != dims or mut.shape != base.shape:
         expected = "(n, k) class probabilities" if dims == 2 else "1-D scores"
         raise ValueError(f"{task} plots need {expected}; got baseline {base.shape} and mutated {mut.shape}")
@@ -153,7 +148,7 @@ def _scores(task: Task, baseline: np.ndarray, mutated: np.ndarray) -> tuple[np.n
 
 
 def prepare(
-    task: Task,
+    task: TaskName,
     y_true: np.ndarray,
     baseline: np.ndarray,
     mutated: np.ndarray,
@@ -164,17 +159,12 @@ def prepare(
 ) -> PlotInput:
     """Validate one model's arrays for ``task`` and keep the rows the metrics count."""
     base, mut = _scores(task, baseline, mutated)
-    y = _labels(y_true) if task == "binary" else np.asarray(y_true)
-    if task == "regression":
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"regression plots need numeric actual values; y_true has dtype {y.dtype}") from exc
+    y = task_registry.get(task).plot_labels(y_true)
     fail = np.asarray(failed, dtype=bool)
     if not len(y) == len(base) == len(mut) == len(fail):
         raise ValueError(f"lengths differ: y {len(y)}, baseline {len(base)}, mutated {len(mut)}, failed {len(fail)}")
     names = [str(c) for c in classes] if classes is not None else []
-    if task == "multiclass":
+    if base.ndim == 2:
         names = names or [str(i) for i in range(base.shape[1])]
         if len(names) != base.shape[1]:
             raise ValueError(f"{len(names)} class names for {base.shape[1]} probability columns")
@@ -187,18 +177,9 @@ def prepare(
     return PlotInput(task=task, y=y, baseline=base, mutated=mut, excluded=excluded, classes=names, tolerance=tolerance)
 
 
-def _figures(slug: str, data: PlotInput) -> dict[str, Figure]:
+def binary_figures(slug: str, data: PlotInput) -> dict[str, Figure]:
+    """The binary task's plots (tools/tasks/binary.py): ROC baseline vs mutated, and the probability shift."""
     y, base, mut, excluded = data.y, data.baseline, data.mutated, data.excluded
-    if data.task == "regression":
-        return {
-            "fit": plots_regression.fit_figure(slug, y, base, mut, excluded),
-            "change": plots_regression.change_figure(slug, base, mut, excluded, data.tolerance),
-        }
-    if data.task == "multiclass":
-        return {
-            "class_flips": plots_multiclass.class_flip_figure(slug, base, mut, data.classes, excluded),
-            "transitions": plots_multiclass.transitions_figure(slug, base, mut, data.classes, excluded),
-        }
     return {"roc": _roc_figure(slug, y, base, mut, excluded), "shift": _shift_figure(slug, base, mut, excluded)}
 
 
@@ -210,11 +191,11 @@ def write_plots(
     mutated: np.ndarray,
     failed: np.ndarray,
     *,
-    task: Task = "binary",
+    task: TaskName = "binary",
     classes: Sequence[str] | None = None,
     tolerance: float | None = None,
 ) -> dict[str, str]:
-    """Write the task's two plots into ``folder``; return {plot name: file name} (names in ``PLOT_FILES``).
+    """Write the task's two plots into ``folder``; return {plot name: file name} (names in its task's ``plot_files``).
 
     The arrays are those the metrics were computed from (tools/experiment/task_metrics.py): binary 1-D positive
     probabilities with 0/1 labels; regression 1-D predictions with numeric actuals; multiclass (n, k)
@@ -224,8 +205,9 @@ def write_plots(
     if not _SLUG.fullmatch(model_slug):
         raise ValueError(f"model_slug {model_slug!r} is not file-name safe; use slugify(name)")
     data = prepare(task, y_true, baseline, mutated, failed, classes=classes, tolerance=tolerance)
-    files = {name: f"{model_slug}-{suffix}.png" for name, suffix in PLOT_FILES[task].items()}
+    kind = task_registry.get(task)
+    files = {name: f"{model_slug}-{suffix}.png" for name, suffix in kind.plot_files.items()}
     with RENDER_LOCK:
-        for name, figure in _figures(model_slug, data).items():
+        for name, figure in kind.figures(model_slug, data).items():
             save_png(figure, folder / files[name])
     return files

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from policies import ModelMetrics, Reason, Task, Verdict
+from policies import ModelMetrics, Reason, TaskName, Verdict
 from tools.catalog.coverage import Coverage
 from tools.catalog.discovery import LineageStep
 from tools.errors import FailureKind
@@ -70,7 +70,7 @@ class BindingRecord(BaseModel):
     eval_data_sha256: str | None = None
     label_column: str
     decision_threshold: float
-    task: Task | None = None  # provenance.task as bound; None: the task was detected from the pipeline
+    task: TaskName | None = None  # provenance.task as bound; None: the task was detected from the pipeline
     artifact_uri: str | None = None  # provenance.artifact_uri as recorded in the catalog
     eval_data_uri: str | None = None  # provenance.eval_data_uri as recorded in the catalog
     mlflow_model: str | None = None  # registered model name (`provenance bind` writes it)
@@ -117,7 +117,7 @@ class ModelEvidence(BaseModel):
     feature_column: str | None = None
     lineage_path: list[LineageStep] = []
     binding: BindingRecord | None = None
-    task: Task | None = None  # what the model was measured as; None when it was not loaded
+    task: TaskName | None = None  # what the model was measured as; None when it was not loaded
     task_basis: str | None = None  # how: "detected from XGBRegressor (…)" or "binding key provenance.task=…"
     metrics: ModelMetrics | None = None
     experiment: ExperimentRecord | None = None
@@ -126,7 +126,7 @@ class ModelEvidence(BaseModel):
     production_marker: str | None = None  # the catalog marker that made it a production model
 
     @property
-    def measured_task(self) -> Task | None:
+    def measured_task(self) -> TaskName | None:
         """The task its metrics were computed as, else the task it was loaded as (None when neither)."""
         return self.metrics.task if self.metrics is not None else self.task
 
@@ -135,7 +135,7 @@ class ModelEvidence(BaseModel):
 class ScoreArrays:
     """The arrays a model's metrics were computed from, which its plots are drawn from; n rows in evaluation order."""
 
-    task: Task
+    task: TaskName
     y: (
         np.ndarray
     )  # binary: 0/1 int8; multiclass: the label keys (str objects, see experiment/task.py); regression: float64

@@ -1,6 +1,6 @@
-"""One view per task of a model's metrics, which every renderer asks: report.md's summary table, the terminal, the
-chat's steps and answer, `provenance check`'s performance column. A fourth task adds one view class and one line
-in `task_view`.
+"""The view of a model's metrics that every renderer asks: report.md's summary table, the terminal, the chat's
+steps, answer and tables, `provenance check`'s performance column. Each task's view lives in its module
+(tools/tasks/), found through the task registry; `TaskMetricsView` shows a registered task's general section.
 
 A model whose task section is missing (a multiclass model judged by a v1 policy measures no multiclass section)
 is shown with the binary view's fields, which are then "n/a": never another task's numbers.
@@ -12,9 +12,11 @@ from abc import ABC, abstractmethod
 
 from pydantic import BaseModel, ConfigDict
 
-from policies import ModelMetrics, MulticlassMetrics, PairedChange, RegressionMetrics, Task
-from tools.evidence.formats import auc, decimal, pct, points, relative, share_range, sig, signed
-from tools.evidence.task_text import SummaryCells, interval, multiclass_line, regression_line
+from policies import ModelMetrics, PairedChange
+from tools import task_registry
+from tools.evidence.formats import decimal, pct, share_range, sig
+from tools.evidence.task_text import SEGMENT_METRIC_NAMES, SummaryCells, interval
+from tools.task_registry import Escape
 
 
 class MetricChange(BaseModel):
@@ -37,7 +39,7 @@ def parts(change: PairedChange | None) -> Parts:
 
 
 class TaskView(ABC):
-    task: Task
+    task: str  # the task whose numbers the view shows (a section missing shows as the binary view's n/a)
 
     def __init__(self, metrics: ModelMetrics) -> None:
         self.m = metrics
@@ -58,121 +60,81 @@ class TaskView(ABC):
     def performance(self) -> MetricChange | None:
         """The task's performance metric before and after (`provenance check`)."""
 
+    @abstractmethod
+    def table_header(self, confidence: str) -> list[str]:
+        """The columns of the chat's table of this task's models (`confidence` as "95%")."""
+
+    @abstractmethod
+    def table_cells(self, escape: Escape) -> list[str]:
+        """This model's cells of that table; `escape` shows text from the data (a class name) verbatim."""
+
     def _failures(self) -> str:
         return f"failures {pct(self.m.failure_rate, 1)}"
 
 
-class BinaryView(TaskView):
-    task = "binary"
+class TaskMetricsView(TaskView):
+    """A registered task's general section (`TaskMetrics`): its share and each paired metric. Any task that
+    measures only that section can show itself with this view."""
 
     def __init__(self, metrics: ModelMetrics) -> None:
         super().__init__(metrics)
-        # None: ROC AUC not computable, or no binary section (a multiclass model measured for a v1 policy)
-        self.auc = metrics.binary.auc if metrics.binary is not None else None
+        self.task = metrics.task
+        self.t = metrics.other
+
+    def _share(self, digits: int = 2) -> str:
+        t = self.t
+        if t is None:
+            return f"{self.m.task} metrics n/a"
+        name = SEGMENT_METRIC_NAMES.get(t.share_name, t.share_name)
+        return f"{name} {pct(t.share, digits)} ({share_range(t.share_ci_low, t.share_ci_high)})"
+
+    def _first(self) -> tuple[str, PairedChange] | None:
+        return next(iter(self.t.paired.items()), None) if self.t is not None else None
 
     def cells(self) -> SummaryCells:
-        m = self.m
-        before, after, delta, low, high = parts(self.auc)
+        first = self._first()
+        name, change = first if first is not None else ("metric", None)
+        before, after, delta, low, high = parts(change)
         return SummaryCells(
-            task=m.task,
-            quality=f"AUC {auc(before)} → {auc(after)}",
-            change=f"ΔAUC {signed(delta)} {interval(low, high, 'signed')}",
-            changed=f"flips {pct(m.flip_rate)}",
-            psi=decimal(m.psi, 3),
-        )
-
-    def line(self, *, ascii_only: bool = False) -> str:
-        m, a = self.m, self.auc
-        arrow = "->" if ascii_only else "→"
-        delta = "delta" if ascii_only else "Δ"
-        before, after, *_ = parts(a)
-        auc = f"AUC {decimal(before, 3)} {arrow} {decimal(after, 3)}"
-        if a is not None and a.p_value is not None:
-            auc += f" ({delta} {decimal(a.delta, 3)}, p={a.p_value:.2g})"
-        return (
-            f"{auc}; flips {pct(m.flip_rate, 1)} ({share_range(m.flip_rate_ci_low, m.flip_rate_ci_high)})"
-            f"; shift mean {decimal(m.prob_shift_mean, 3)} p95 {decimal(m.prob_shift_p95, 3)}; PSI {decimal(m.psi, 3)}"
-        )
-
-    def short(self) -> str:
-        m = self.m
-        return (
-            f"flips {pct(m.flip_rate, 1)}, ΔAUC {signed(parts(self.auc)[2], 3)}, PSI {decimal(m.psi, 2)}, "
-            f"{self._failures()}"
-        )
-
-    def performance(self) -> MetricChange | None:
-        return None if self.auc is None else MetricChange(name="AUC", change=self.auc)
-
-
-class RegressionView(TaskView):
-    task = "regression"
-
-    def __init__(self, metrics: ModelMetrics, section: RegressionMetrics) -> None:
-        super().__init__(metrics)
-        self.r = section
-
-    def cells(self) -> SummaryCells:
-        r = self.r
-        return SummaryCells(
-            task="regression",
-            quality=f"MAE {sig(r.mae.baseline)} → {sig(r.mae.mutated)}",
-            change=f"ΔMAE {sig(r.mae.delta, sign=True)} {interval(r.mae.ci_low, r.mae.ci_high, 'sig')}, "
-            f"{relative(r.mae.relative)}",
-            changed=f"moved {pct(r.moved_share)}",
-            psi=decimal(r.prediction_psi, 3),
-        )
-
-    def line(self, *, ascii_only: bool = False) -> str:
-        return regression_line(self.r, ascii_only=ascii_only)
-
-    def short(self) -> str:
-        r = self.r
-        return (
-            f"MAE {sig(r.mae.baseline)} → {sig(r.mae.mutated)} ({relative(r.mae.relative)}), "
-            f"moved {pct(r.moved_share, 1)}, PSI {decimal(r.prediction_psi, 2)}, {self._failures()}"
-        )
-
-    def performance(self) -> MetricChange:
-        return MetricChange(name="MAE", change=self.r.mae)
-
-
-class MulticlassView(TaskView):
-    task = "multiclass"
-
-    def __init__(self, metrics: ModelMetrics, section: MulticlassMetrics) -> None:
-        super().__init__(metrics)
-        self.mc = section
-
-    def cells(self) -> SummaryCells:
-        mc = self.mc
-        return SummaryCells(
-            task="multiclass",
-            quality=f"accuracy {pct(mc.accuracy.baseline)} → {pct(mc.accuracy.mutated)}",
-            change=f"Δaccuracy {points(mc.accuracy.delta)} "
-            f"{interval(mc.accuracy.ci_low, mc.accuracy.ci_high, 'points')}",
-            changed=f"argmax flips {pct(self.m.flip_rate)}",
+            task=self.m.task,
+            quality=f"{name} {sig(before)} → {sig(after)}",
+            change=f"Δ{name} {sig(delta, sign=True)} {interval(low, high, 'sig')}",
+            changed=self._share(),
             psi=decimal(self.m.psi, 3),
         )
 
     def line(self, *, ascii_only: bool = False) -> str:
-        return multiclass_line(self.m, self.mc, ascii_only=ascii_only)
+        arrow = "->" if ascii_only else "→"
+        paired = [
+            f"{name} {sig(c.baseline)} {arrow} {sig(c.mutated)} ({sig(c.delta, sign=True)} "
+            f"{interval(c.ci_low, c.ci_high, 'sig')})"
+            for name, c in (self.t.paired.items() if self.t is not None else ())
+        ]
+        return "; ".join([*paired, self._share(1)])
 
     def short(self) -> str:
-        m, mc = self.m, self.mc
-        return (
-            f"flips {pct(m.flip_rate, 1)}, accuracy {pct(mc.accuracy.baseline, 1)} → {pct(mc.accuracy.mutated, 1)}, "
-            f"macro-F1 {decimal(mc.macro_f1.baseline, 3)} → {decimal(mc.macro_f1.mutated, 3)}, "
-            f"PSI {decimal(m.psi, 2)}, {self._failures()}"
-        )
+        return f"{self.line()}, {self._failures()}"
 
-    def performance(self) -> MetricChange:
-        return MetricChange(name="accuracy", change=self.mc.accuracy)
+    def performance(self) -> MetricChange | None:
+        first = self._first()
+        return None if first is None else MetricChange(name=first[0], change=first[1])
+
+    def table_header(self, confidence: str) -> list[str]:
+        names = list(self.t.paired) if self.t is not None else []
+        return [f"Share ({confidence} CI)", *(f"Δ{name} ({confidence} CI)" for name in names), "Failed rows"]
+
+    def table_cells(self, escape: Escape) -> list[str]:
+        paired = [
+            f"{sig(c.delta, sign=True)} {interval(c.ci_low, c.ci_high, 'sig')}"
+            for c in (self.t.paired.values() if self.t is not None else ())
+        ]
+        return [escape(self._share(1)), *paired, pct(self.m.failure_rate, 1)]
 
 
 def task_view(metrics: ModelMetrics) -> TaskView:
-    if metrics.task == "regression" and metrics.regression is not None:
-        return RegressionView(metrics, metrics.regression)
-    if metrics.task == "multiclass" and metrics.multiclass is not None:
-        return MulticlassView(metrics, metrics.multiclass)
-    return BinaryView(metrics)
+    """The view of the metrics' task (tools/tasks/); a task this installation has not registered (evidence from
+    elsewhere) is shown from its general section."""
+    if metrics.task not in task_registry.names():
+        return TaskMetricsView(metrics)
+    view: TaskView = task_registry.get(metrics.task).view(metrics)
+    return view

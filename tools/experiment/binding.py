@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Final, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from policies import Task
+from policies import TaskName
+from tools import task_registry
 from tools.errors import ServiceFailure
 
 ARTIFACT_URI = "provenance.artifact_uri"
@@ -22,7 +22,8 @@ ARTIFACT_SHA256 = "provenance.artifact_sha256"
 EVAL_DATA_URI = "provenance.eval_data_uri"
 LABEL_COLUMN = "provenance.label_column"
 DECISION_THRESHOLD = "provenance.decision_threshold"  # optional; default 0.5
-TASK = "provenance.task"  # optional; binary | multiclass | regression, checked against the pipeline (task.py)
+# Optional: a registered task (binary, multiclass, regression…), checked against the pipeline (task.py).
+TASK = "provenance.task"
 REQUIRED_KEYS = (ARTIFACT_URI, ARTIFACT_SHA256, EVAL_DATA_URI, LABEL_COLUMN)
 # Written by `provenance bind` for the evidence; optional, never needed to test a model.
 MLFLOW_MODEL = "provenance.mlflow_model"
@@ -30,7 +31,6 @@ MLFLOW_VERSION = "provenance.mlflow_version"
 MLFLOW_RUN_ID = "provenance.mlflow_run_id"
 PICKLE_FORMATS = ("pickle", "cloudpickle")  # MLflow's sklearn serialization formats; both load with pickle
 XGBOOST_FORMAT = "xgboost"  # MLflow's xgboost flavour: XGBoost's own file format, not a pickle (flavours.py)
-TASKS: Final[tuple[Task, ...]] = get_args(Task)
 
 
 class BindingError(ServiceFailure):
@@ -49,7 +49,7 @@ class ModelBinding(BaseModel):
     eval_data_path: Path  # the local file read as evaluation data
     label_column: str
     decision_threshold: float = 0.5
-    task: Task | None = None  # provenance.task; None: detected from the pipeline (task.py)
+    task: TaskName | None = None  # provenance.task; None: detected from the pipeline (task.py)
     artifact_uri: str | None = None  # as recorded in the catalog
     eval_data_uri: str | None = None
     serialization_format: str | None = None  # pickle | cloudpickle | xgboost (MLflow's flavours); None: joblib
@@ -73,12 +73,13 @@ def parse_threshold(text: str) -> float:
     return threshold
 
 
-def parse_task(text: str | None) -> Task | None:
-    """The binding's `provenance.task`, validated; None when the key is absent or empty."""
+def parse_task(text: str | None) -> TaskName | None:
+    """The binding's `provenance.task`, validated against the registered tasks (tools/task_registry.py); None when
+    the key is absent or empty."""
     if text is None or not text.strip():
         return None
     value = text.strip().lower()
-    for task in TASKS:
-        if value == task:
-            return task
-    raise BindingError("bad_binding", f"{TASK} must be one of {', '.join(TASKS)}, got {text!r}")
+    tasks = task_registry.names()
+    if value in tasks:
+        return value
+    raise BindingError("bad_binding", f"{TASK} must be one of {', '.join(tasks)}, got {text!r}")

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tools import task_registry
 from tools.errors import ServiceFailure
 from tools.experiment.metrics_multiclass import finite_rows
 from tools.experiment.task import TaskDecision
@@ -69,27 +70,19 @@ class _Scorer:
         self.pipeline = pipeline
         self.columns = columns
         self.task = task
+        self.kind = task_registry.get(task.task)
         self.calls = 0
 
     def __call__(self, frame: pd.DataFrame) -> np.ndarray:
         self.calls += 1
-        if self.task.task == "regression":
-            predicted = np.asarray(self.pipeline.predict(frame[self.columns]), dtype=np.float64)
-            if predicted.ndim == 2 and predicted.shape[1] == 1:  # some wrappers return a column vector
-                predicted = predicted[:, 0]
-            if predicted.shape != (len(frame),):
-                raise ValueError(
-                    f"predict returned shape {predicted.shape} for {len(frame)} rows; expected one value each"
-                )
-            return predicted
-        proba = np.asarray(self.pipeline.predict_proba(frame[self.columns]), dtype=np.float64)
-        if self.task.task == "multiclass":
-            if proba.shape != (len(frame), self.task.width):
-                raise ValueError(
-                    f"predict_proba returned shape {proba.shape} for {len(frame)} rows and {self.task.width} classes"
-                )
-            return proba
-        return proba[:, 1] if proba.ndim == 2 else proba
+        scores = self.kind.score(self.pipeline, frame[self.columns], self.task.width)
+        expected = (len(frame), self.task.width) if self.kind.per_class else (len(frame),)
+        if scores.shape != expected:
+            raise ValueError(
+                f"the model returned {self.kind.outputs} of shape {scores.shape} for {len(frame)} rows; "
+                f"expected {expected}"
+            )
+        return scores
 
 
 def score_frame(
@@ -104,7 +97,7 @@ def score_frame(
 ) -> InferenceResult:
     """Score every row; rows not in `suspects` are assumed to score (used only to narrow failures)."""
     n = len(frame)
-    scores = np.full((n, task.width) if task.task == "multiclass" else n, np.nan)
+    scores = np.full((n, task.width) if task_registry.get(task.task).per_class else n, np.nan)
     failed = np.zeros(n, dtype=bool)
     scorer = _Scorer(pipeline, columns, task)
     errors: list[str] = []
@@ -192,7 +185,7 @@ def score_frame(
         if scores.ndim == 2:  # a row is one outcome: NaN across it, as a row that raised
             scores[bad_output] = np.nan
         if len(errors) < _MAX_ERROR_SAMPLES:
-            what = "predictions" if task.task == "regression" else "probabilities"
+            what = task_registry.get(task.task).outputs
             errors.append(f"{int(bad_output.sum())} rows returned NaN or infinite {what}")
     return InferenceResult(
         scores=scores,

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from policies import Task
+from policies import BUILT_IN_TASKS, Task, TaskName
+from tools import task_registry
 from tools.experiment.binding import TASK, BindingError
 from tools.experiment.sampling import METHOD
 
@@ -34,7 +35,7 @@ _SHOWN_VALUES = 5  # unknown label values named in an error; the rest are counte
 class TaskDecision:
     """The task a model is measured as, why, and (for classifiers that record them) its classes."""
 
-    task: Task
+    task: TaskName  # a built-in Task, or a registered task chosen by the binding key
     basis: str  # e.g. "detected from XGBRegressor (a scikit-learn regressor)" or "binding key provenance.task"
     classes: tuple[str, ...] | None = None  # label keys, in predict_proba's column order; None: regression, or
     #                                         a binary model without classes_ (labels must then be 0/1)
@@ -80,6 +81,8 @@ class TaskDecision:
         values = labels.to_numpy()
         if self.task == "regression":
             return values.astype(np.float64)
+        if self.task not in BUILT_IN_TASKS:
+            return task_registry.get(self.task).label_array(labels)
         numeric = _numeric_classes(self.raw_classes)
         if self.classes is None or (numeric is not None and _is_numeric(values)):
             positive = 1 if numeric is None else numeric[1]
@@ -121,10 +124,18 @@ def _classes(pipeline: Any) -> tuple[Any, ...] | None:
     return None if classes is None else tuple(np.asarray(classes).tolist())
 
 
-def decide_task(pipeline: Any, override: Task | None = None) -> TaskDecision:
+def decide_task(pipeline: Any, override: TaskName | None = None) -> TaskDecision:
     """The pipeline's task (see the module docstring); a binding override it cannot serve raises BindingError
-    `task_mismatch`, a model that predicts nothing raises `not_a_pipeline`."""
+    `task_mismatch`, a model that predicts nothing raises `not_a_pipeline`. A registered task (tools/tasks/) is
+    only ever chosen by the binding key, and its module says whether the pipeline can serve it."""
     name = type(final_estimator(pipeline)).__name__
+    if override is not None and override not in BUILT_IN_TASKS:
+        unfit = task_registry.get(override).unfit(pipeline)
+        if unfit is not None:
+            raise BindingError(
+                "task_mismatch", f"{TASK}={override} but {unfit}; fix the binding key or bind the right artifact"
+            )
+        return TaskDecision(override, f"binding key {TASK}={override} ({name}, a registered task)")
     kind = _estimator_type(final_estimator(pipeline))
     has_proba = callable(getattr(pipeline, "predict_proba", None))
     has_predict = callable(getattr(pipeline, "predict", None))
@@ -164,7 +175,7 @@ def decide_task(pipeline: Any, override: Task | None = None) -> TaskDecision:
 
 
 def _check_override(
-    override: Task, name: str, kind: str | None, has_proba: bool, has_predict: bool, raw: tuple[Any, ...] | None
+    override: TaskName, name: str, kind: str | None, has_proba: bool, has_predict: bool, raw: tuple[Any, ...] | None
 ) -> None:
     def mismatch(why: str) -> BindingError:
         return BindingError(
@@ -193,6 +204,11 @@ def check_labels(decision: TaskDecision, labels: pd.Series, column: str, where: 
     values = labels.to_numpy()
     if labels.isna().any():
         raise BindingError("bad_eval_data", f"label column {column!r} in {where} has missing values; drop those rows")
+    if decision.task not in BUILT_IN_TASKS:
+        problem = task_registry.get(decision.task).label_problem(labels)
+        if problem is not None:
+            raise BindingError("bad_eval_data", f"label column {column!r} in {where} {problem} ({decision.basis})")
+        return
     if decision.task == "regression":
         if not _is_numeric(values) or values.dtype.kind == "b" or not np.isfinite(values.astype(np.float64)).all():
             raise BindingError(

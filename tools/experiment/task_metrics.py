@@ -1,7 +1,6 @@
-"""One entry point for every task's metrics: binary, multiclass or regression, plus segments.
+"""One entry point for every task's metrics, plus segments: the task (tools/tasks/, looked up by name) measures.
 
-Binary goes through ``compute_metrics`` unchanged (bit-identical numbers); multiclass and regression through their
-own modules. When ``segments_frame`` is given (the evaluation rows' unmutated columns, same row order), the
+When ``segments_frame`` is given (the evaluation rows' unmutated columns, same row order), the
 per-row event of the task (a flip, or a moved prediction) is segmented by its columns (tools/experiment/segments.py)
 and tested against ``segment_bands`` (the policy's (warning, block) band of that rate: ``policy.segment_bands(task)``).
 """
@@ -14,11 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from policies import ModelMetrics, SegmentMetric, SegmentRule, Task
-from tools.experiment.metrics import binary_metrics
-from tools.experiment.metrics_multiclass import compute_multiclass_metrics
-from tools.experiment.metrics_regression import compute_regression_metrics
+from policies import ModelMetrics, SegmentRule, TaskName
+from tools import task_registry
 from tools.experiment.segments import DEFAULT_SEGMENT_BANDS, DEFAULT_SEGMENT_RULE, SegmentGroups, segment_analysis
+from tools.task_registry import MeasureOptions
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ def prepare_metric_inputs(
 
 
 def compute_task_metrics(
-    task: Task,
+    task: TaskName,
     y_true: np.ndarray,
     baseline: np.ndarray,
     mutated: np.ndarray,
@@ -67,24 +65,13 @@ def compute_task_metrics(
     ``segment_rule`` (the policy's ``segments`` section) defaults to default-v2's; ``segment_bands`` to (0.05, 0.10).
     ``prepared``: `prepare_metric_inputs` of the same labels, classes, segments frame and rule, if already computed.
     """
-    metric: SegmentMetric = "flip_rate"
-    if task == "binary":
-        metrics, ok, events = binary_metrics(y_true, baseline, mutated, failed, threshold, confidence)
-    elif task == "multiclass":
-        if classes is None:
-            raise ValueError("a multiclass model needs classes (the probability columns' order: pipeline.classes_)")
-        metrics, ok, events = compute_multiclass_metrics(
-            y_true, baseline, mutated, failed, classes, confidence=confidence, seed=seed, threshold=threshold,
-            encoded=prepared.labels if prepared is not None else None,
-        )  # fmt: skip
-    elif task == "regression":
-        metric = "moved_share"
-        metrics, ok, events = compute_regression_metrics(
-            y_true, baseline, mutated, failed, confidence=confidence, tolerance_fraction=tolerance_fraction,
-            threshold=threshold,
-        )  # fmt: skip
-    else:
-        raise ValueError(f"unknown task {task!r}; expected binary, multiclass or regression")
+    kind = task_registry.get(task)
+    options = MeasureOptions(
+        threshold=threshold, confidence=confidence, classes=classes, tolerance_fraction=tolerance_fraction,
+        seed=seed, encoded=prepared.labels if prepared is not None else None,
+    )  # fmt: skip
+    metrics, ok, events = kind.measure(y_true, baseline, mutated, failed, options)
+    metric = kind.segment_metric
     if segments_frame is None:
         return metrics
     summary = segment_analysis(

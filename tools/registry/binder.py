@@ -15,7 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from policies import Task
+from policies import TaskName
+from tools import task_registry
 from tools.experiment.binding import (
     ARTIFACT_SHA256,
     ARTIFACT_URI,
@@ -233,7 +234,7 @@ def _label(
 
 
 def _checked_task(
-    pipeline: Any, frame: pd.DataFrame, label: str, where: str, override: Task | None = None, *, echo: bool = False
+    pipeline: Any, frame: pd.DataFrame, label: str, where: str, override: TaskName | None = None, *, echo: bool = False
 ) -> TaskDecision:
     """The task assess will measure the model as, with the label checked against it as assess checks it. `echo`:
     a missing label lists the file's columns (only for a file the person running `bind` named)."""
@@ -245,13 +246,7 @@ def _checked_task(
 
 
 def _label_counts(decision: TaskDecision, labels: pd.Series) -> str:
-    if decision.task == "regression":
-        return f"a regression target from {labels.min():g} to {labels.max():g}"
-    if decision.task == "binary" and decision.classes is None:
-        positives = int(labels.sum())
-        return f"{positives} positive, {len(labels) - positives} negative"
-    counts = labels.value_counts().sort_index()
-    return f"{decision.task}, " + ", ".join(f"{value}: {count}" for value, count in counts.items())
+    return task_registry.get(decision.task).label_summary(labels, decision.classes)
 
 
 def _predicts(pipeline: Any, values: pd.Series) -> bool:

@@ -13,11 +13,19 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from policies import Policy, Verdict
+from tools import task_registry
 from tools.evidence.plot_common import DPI, RENDER_LOCK, save_png
+from tools.evidence.task_text import SEGMENT_METRIC_NAMES
 from tools.tolerance.schema import AxisResult, ModelScan
 
 _COLOURS = {Verdict.PASS: "tab:green", Verdict.WARNING: "tab:orange", Verdict.BLOCK: "tab:red"}
-_SHARE = {"binary": "flip rate", "multiclass": "flip rate", "regression": "moved share"}
+
+
+def _share_name(task: str | None) -> str:
+    """What the task's headline share counts (its segment event): the flip rate, or the moved share."""
+    if task is None or task not in task_registry.names():
+        return "share"
+    return SEGMENT_METRIC_NAMES[task_registry.get(task).segment_metric]
 
 
 def dose_response(model: ModelScan, policy: Policy, path: Path) -> None:
@@ -26,7 +34,7 @@ def dose_response(model: ModelScan, policy: Policy, path: Path) -> None:
     figure = Figure(figsize=(3.2 * columns, 2.8 * rows + 0.6), dpi=DPI)
     FigureCanvasAgg(figure)
     figure.suptitle(
-        f"{model.name}: {_SHARE.get(model.task or '', 'share')} vs dose on {model.column} (95% CI; dots: verdict)",
+        f"{model.name}: {_share_name(model.task)} vs dose on {model.column} (95% CI; dots: verdict)",
         fontsize=10,
     )
     band = policy.share_band(model.task) if model.task else None

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from policies import Task
+from policies import TaskName
 from tools.catalog.coverage import Coverage
 from tools.evidence.schema import NotTested, PolicyRecord
 from tools.tolerance.bisection import LEVELS, Bracket, Level, Search
@@ -45,7 +45,7 @@ class AxisResult(BaseModel):
 class ModelScan(BaseModel):
     urn: str
     name: str
-    task: Task | None = None
+    task: TaskName | None = None
     column: str | None = None  # the model's input the scanned field lands in
     artifact_sha256: str | None = None
     eval_data_sha256: str | None = None

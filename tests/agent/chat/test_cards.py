@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.chat.cards import approval_question, metrics_line, publication_markdown, run_files, verdict_card
+from agent.chat.cards import approval_question, publication_markdown, run_files, step_line, verdict_card
 from agent.chat.messages import plain
 from agent.state import ApprovalRequest
 from policies import Verdict
@@ -114,15 +114,15 @@ def test_card_of_a_run_with_two_tasks_shows_each_tasks_metrics(tmp_path: Path) -
 
 
 def test_metrics_line_per_task() -> None:
-    assert metrics_line(fraud_metrics()) == "flips 78.8%, ΔAUC -0.173, PSI 7.31, failures 0.0%"
-    assert metrics_line(task_examples.regression_metrics()) == (
+    assert step_line(fraud_metrics()) == "flips 78.8%, ΔAUC -0.173, PSI 7.31, failures 0.0%"
+    assert step_line(task_examples.regression_metrics()) == (
         "MAE 0.8325 → 1,843 (+221310.0%), moved 40.0%, PSI 5.12, failures 0.1%"
     )
-    assert metrics_line(task_examples.multiclass_metrics(segments=task_examples.segments())) == (
+    assert step_line(task_examples.multiclass_metrics(segments=task_examples.segments())) == (
         "flips 7.0%, accuracy 91.2% → 85.1%, macro-F1 0.884 → 0.801, PSI 0.21, failures 0.1%; "
         "worst segment region=north: flip rate 30.4%"
     )
-    assert metrics_line(None) == "not measured"
+    assert step_line(None) == "not measured"
 
 
 @pytest.mark.parametrize(

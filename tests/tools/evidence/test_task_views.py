@@ -7,7 +7,10 @@ import pytest
 from policies import ModelMetrics
 from tests.agent.chat.helpers import fraud_metrics
 from tests.tools.evidence import task_examples
-from tools.evidence.task_views import BinaryView, MulticlassView, RegressionView, TaskView, task_view
+from tools.evidence.task_views import TaskView, task_view
+from tools.tasks.binary import BinaryView
+from tools.tasks.multiclass import MulticlassView
+from tools.tasks.regression import RegressionView
 
 
 @pytest.mark.parametrize(
