@@ -1,7 +1,8 @@
 """Parameters travel typed, never re-encoded into a string and parsed back: a field named exactly travels as
 `FieldTarget` (agent/schemas.py), not as "<dataset urn>.<field>" for the resolver to split again; the run id is
 chosen when planning (`AgentState.planned_run_id`), and its staging folder is named from it in one place
-(tools/evidence/store.py `staging_dir`), never parsed out of a folder's name."""
+(tools/evidence/store.py `staging_dir`), never parsed out of a folder's name; a command-line mutation is
+parsed once."""
 
 from __future__ import annotations
 
@@ -27,3 +28,12 @@ def test_no_dataset_urn_is_glued_to_a_field_name() -> None:
 def test_the_staging_folder_is_named_in_one_place_and_never_parsed() -> None:
     named = [str(p.relative_to(ROOT)) for p in _sources() if p != STAGING_HOME and STAGING.search(p.read_text())]
     assert not named, named
+
+
+def test_the_cli_parses_a_mutation_once() -> None:
+    """`provenance assess` parses its operator and parameters in its first checks (agent/cli/precheck.py, before
+    any heavy import) and runs that `Mutation`; the command never parses the words again. The assessment service
+    parses once more, in its own process: a request that crossed HTTP is validated where it arrives."""
+    parsing = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "agent" / "cli").rglob("*.py")
+                     if "parse_mutation(" in p.read_text())  # fmt: skip
+    assert parsing == ["agent/cli/precheck.py"]

@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from agent.cli.exit_codes import EXIT_CODES
-from agent.cli.precheck import NO_PUBLISH, Refused, parse_params
+from agent.cli.precheck import NO_PUBLISH, Refused
 from agent.cli.remote import ServiceUnavailable, assess_remotely, find_service
 from tools.settings import ProvenanceSettings
 
@@ -30,10 +30,9 @@ async def _assess(settings: ProvenanceSettings, args: argparse.Namespace) -> Ass
     from policies import load_policy
     from tools.catalog.handle import CatalogHandle
     from tools.catalog.resolve import check_dataset_urn
-    from tools.mutations import parse_mutation
 
     check_dataset_urn(args.dataset)
-    mutation = parse_mutation(args.op, parse_params(args.param), fraction=args.fraction, seed=args.seed)
+    mutation = args.mutation  # parsed once, by the first checks (agent/cli/precheck.py)
     policy = load_policy(args.policy)
     async with CatalogHandle(settings) as handle:
         context = AgentContext(settings=settings, policy=policy, catalog=handle)

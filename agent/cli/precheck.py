@@ -60,7 +60,8 @@ def subject_problem(args: argparse.Namespace) -> None:
 
 
 def precheck(args: argparse.Namespace) -> None:
-    """Raise `Refused` for what is wrong on the command line alone, in the order the command would find it."""
+    """Raise `Refused` for what is wrong on the command line alone, in the order the command would find it. For
+    `assess`, the mutation it parsed is `args.mutation`: the command runs it, never parsing the words again."""
     if args.command == "ask" and not args.question.strip():
         raise Refused(
             'ask needs a question or a proposed change, e.g. provenance ask "What happens if '
@@ -88,6 +89,6 @@ def precheck(args: argparse.Namespace) -> None:
     from tools.mutations import PlanError, parse_mutation
 
     try:
-        parse_mutation(op, params, fraction=args.fraction, seed=args.seed)
+        args.mutation = parse_mutation(op, params, fraction=args.fraction, seed=args.seed)  # what `assess` runs
     except PlanError as exc:
         raise Refused(str(exc)) from exc

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent.cli.progress import terminal_progress
+from tools.mutations import parse_mutation
 from tools.settings import ProvenanceSettings
 
 DATASET = "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"
@@ -32,8 +33,7 @@ def test_assess_on_a_terminal_shows_each_stage_in_order(seeded_home: Path, monke
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
     args = argparse.Namespace(
-        dataset=DATASET, field="amount", op="scale", param=["factor=100"], fraction=1.0, seed=0, policy=None,
-        json=False,
+        dataset=DATASET, field="amount", mutation=parse_mutation("scale", {"factor": 100}), policy=None, json=False,
     )  # fmt: skip
     result = asyncio.run(_assess(ProvenanceSettings(provenance_home=seeded_home), args))
     assert result.evidence.verdict == "BLOCK"
