@@ -40,6 +40,7 @@ from policies.metrics import (
     TaskMetrics,
     TaskName,
 )
+from policies.rules_rows import rows_gone_reason
 from policies.text import NA, pct, plural, share_range, share_setting
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "Exceeds",
     "SegmentMetric",
     "structural_reason",
+    "rows_gone_reason",
     "V1_POLICY_PATH",
     "AucDropRule",
     "Band",

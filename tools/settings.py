@@ -72,6 +72,11 @@ class ProvenanceSettings(BaseSettings):
         description="A Dask scheduler address (e.g. tcp://10.0.0.5:8786) a tolerance scan's doses run on "
         "(tools/runtime/cluster.py); unset: threads of this process.",
     )
+    provenance_warehouse_url: str | None = Field(
+        default=None,
+        description="A SQLAlchemy URL of the warehouse (or duckdb:///file.duckdb): derivations checked on real rows, "
+        "union branch counts, re-runs of a dataset's SQL, and `provenance diff`'s two sides.",
+    )
     provenance_tasks: str | None = Field(
         default=None,
         description="Comma-separated Python modules that each register an ML task beyond binary, multiclass and "
@@ -119,6 +124,11 @@ class ProvenanceSettings(BaseSettings):
     def cluster(self) -> str | None:
         """PROVENANCE_CLUSTER, or None (also when set but empty)."""
         return (self.provenance_cluster or "").strip() or None
+
+    @property
+    def warehouse_url(self) -> str | None:
+        """PROVENANCE_WAREHOUSE_URL, or None (also when set but empty)."""
+        return (self.provenance_warehouse_url or "").strip() or None
 
     @property
     def task_modules(self) -> tuple[str, ...]:

@@ -61,6 +61,7 @@ HANDLERS: dict[str, Handler] = {
     "mcp": LazyCommand("mcp_command", "_cmd_mcp"),
     "bind": LazyCommand("bind", "_cmd_bind"),
     "check": LazyCommand("check", "_cmd_check"),
+    "diff": LazyCommand("diff", "_cmd_diff"),
     "infer-changes": LazyCommand("infer_changes", "_cmd_infer_changes"),
 }
 
@@ -68,7 +69,7 @@ HANDLERS: dict[str, Handler] = {
 # ask and resume check it themselves, after the chat model's settings (a configuration error comes first);
 # infer-changes is not here: a diff without SQL changes, or bad input, is answered without a catalog. Opening a
 # catalog refuses a missing or empty one the same way (tools/catalog/presence.py).
-READS_THE_CATALOG = frozenset({"assess", "lineage", "scan", "mcp"})
+READS_THE_CATALOG = frozenset({"assess", "lineage", "scan", "mcp", "diff"})
 
 
 QUIET_LIBRARIES = ("aiosqlite", "asyncio", "httpcore", "httpx", "urllib3", "matplotlib", "PIL", "filelock")

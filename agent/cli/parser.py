@@ -194,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     _add_bind_parser(commands)
     _add_check_parser(commands)
+    _add_diff_parser(commands)
     _add_infer_changes_parser(commands)
     return parser
 
@@ -239,6 +240,41 @@ def _add_check_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     check.add_argument(
         "--approved-by", default=None, metavar="NAME", help="approve --publish on the command line (else: the file's)"
     )
+
+
+def _add_diff_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    diff = commands.add_parser(
+        "diff",
+        help="run the production models on what a pull request builds: base vs head relations, paired by key",
+        description="For every production model downstream of the changed datasets (the catalog's lineage), reads "
+        "the relation it is scored on from both sides of the pull request (the same rows, joined on a unique key "
+        "and sampled by a hash of it in the warehouse), scores both with the verified model and judges the paired "
+        "metrics, the rows gone and a data diff of its columns with the policy, as `assess` does. Nothing is "
+        "written to the catalog or the warehouse. " + CHECK_EXIT_CODES.replace("entry", "model"),
+    )
+    diff.add_argument(
+        "--dataset", action="append", required=True, metavar="URN",
+        help="a changed dataset's URN (repeat for each dataset the pull request changes)",
+    )  # fmt: skip
+    diff.add_argument(
+        "--warehouse", default=None, metavar="URL",
+        help="SQLAlchemy URL of the warehouse (postgresql://reader@host/db), or duckdb:///file.duckdb; default: "
+        "PROVENANCE_WAREHOUSE_URL",
+    )  # fmt: skip
+    diff.add_argument("--base-schema", default=None, help="schema of the base relations (default: the catalog's)")
+    diff.add_argument("--head-schema", default=None, help="schema the pull request's build wrote, e.g. ci_pr_123")
+    diff.add_argument("--base-manifest", type=Path, default=None, help="dbt manifest.json of the base build")
+    diff.add_argument("--head-manifest", type=Path, default=None, help="dbt manifest.json of the head build")
+    diff.add_argument(
+        "--relation", action="append", default=[], metavar="NAME=BASE:HEAD",
+        help="a dataset's two relations by hand, e.g. claim_features=analytics.claim_features:ci_pr_7.claim_features",
+    )  # fmt: skip
+    diff.add_argument("--key", default=None, help="comma-separated key columns (default: the catalog's key)")
+    diff.add_argument("--rows", type=int, default=100_000, help="paired rows scored per relation (default 100000)")
+    diff.add_argument("--seed", type=int, default=0, help="seed of the rows' hash sample (default 0)")
+    diff.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v2.yaml)")
+    diff.add_argument("--json", action="store_true", help="the diff's evidence as JSON on stdout")
+    diff.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the PR comment to FILE")
 
 
 def _add_bind_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

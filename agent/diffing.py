@@ -1,0 +1,174 @@
+"""`provenance diff`: the production models downstream of the changed datasets (the catalog's lineage, as `assess`
+finds them, column by column), each scored on the base and head relations the pull request's build wrote, judged by
+the policy; evidence written first, under $PROVENANCE_HOME/diffs/<run id>/ (diff.json, diff.md, plots)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlparse
+
+from policies import LoadedPolicy, Verdict, overall_verdict
+from tools.atomic import write_atomically
+from tools.catalog.discovery import AffectedModel
+from tools.catalog.handle import CatalogHandle
+from tools.catalog.training_runs import dataset_parts
+from tools.diff.markdown import markdown
+from tools.diff.measure import DiffJob, measure_model
+from tools.diff.rows import DEFAULT_ROWS
+from tools.diff.schema import DiffEvidence, ModelDiff, Sides
+from tools.diff.sides import RelationMap, SidesError, catalog_key
+from tools.diff.warehouse import DiffWarehouse
+from tools.settings import ProvenanceSettings
+
+DIFF_FILE, MARKDOWN_FILE = "diff.json", "diff.md"
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    warehouse_url: str
+    relations: RelationMap
+    datasets: list[str]  # dataset URNs the pull request changes
+    policy: LoadedPolicy
+    key: list[str] | None = None
+    rows: int = DEFAULT_ROWS
+    seed: int = 0
+
+
+# Platforms whose datasets are not warehouse relations: a feature view's or a model's own entities. The relation a
+# model is scored on is the last dataset on its lineage path that is not one of these (a Feast feature view's
+# source table, the dbt model a training run read).
+NOT_WAREHOUSE = frozenset({"feast", "mlflow", "sagemaker", "vertexai", "tecton", "featurestore"})
+
+
+@dataclass(frozen=True)
+class Reads:
+    dataset_urn: str  # the warehouse dataset the model is scored on
+    columns: dict[str, str]  # model input name -> the relation's column, where the lineage names it
+
+
+def reads_of(model: AffectedModel, changed: str) -> Reads:
+    """The warehouse dataset the model's links reach it from, and the column each linked input is read from."""
+    chosen: str | None = None
+    columns: dict[str, str] = {}
+    for link in model.features:
+        steps = [s for s in link.path if dataset_parts(s.dataset_urn)[0] not in NOT_WAREHOUSE]
+        step = steps[-1] if steps else None
+        if step is None:
+            continue
+        chosen = chosen or step.dataset_urn
+        if step.dataset_urn == chosen and link.link == "feature":
+            columns[link.name] = step.column
+    return Reads(dataset_urn=chosen or changed, columns=columns)
+
+
+@dataclass
+class _Reach:
+    models: dict[str, tuple[AffectedModel, Reads]] = field(default_factory=dict)  # urn -> (model, what it reads)
+    complete: bool = True
+    lines: list[str] = field(default_factory=list)
+
+
+def diffs_dir(home: Path) -> Path:
+    return home / "diffs"
+
+
+def _public(url: str) -> str:
+    parsed = urlparse(url)
+    if parsed.password:
+        return url.replace(f":{parsed.password}@", ":***@", 1)
+    return url
+
+
+async def _reach(handle: CatalogHandle, datasets: list[str]) -> _Reach:
+    discoverer = await handle.discoverer()
+    reach = _Reach()
+    for urn in datasets:
+        for column in await discoverer.field_names(urn):
+            found = await discoverer.discover(urn, column)
+            reach.complete &= found.coverage.complete
+            reach.lines += [line for line in found.coverage.lines() if line not in reach.lines]
+            for model in found.production_models:
+                reach.models.setdefault(model.urn, (model, reads_of(model, urn)))
+    return reach
+
+
+async def _sides(handle: CatalogHandle, request: DiffRequest, dataset_urn: str) -> Sides:
+    pair = request.relations.sides(dataset_urn)
+    if pair is None:
+        raise SidesError(
+            f"nothing names the head side of {dataset_urn}: pass --head-schema, --head-manifest or --relation"
+        )
+    if request.key:
+        key, basis = request.key, "--key"
+    else:
+        found = await catalog_key(await handle.reader(), dataset_urn)
+        if found is None:
+            raise SidesError(
+                f"the catalog knows no unique key of {dataset_urn} (no primary key, no dbt unique test); pass --key "
+                "with the column(s) that identify a row"
+            )
+        key, basis = found
+    return Sides(dataset_urn=dataset_urn, base=pair[0], head=pair[1], key=key, key_basis=basis)
+
+
+def _run_id() -> str:
+    return f"diff-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
+
+
+async def diff_models(settings: ProvenanceSettings, request: DiffRequest) -> tuple[DiffEvidence, Path]:
+    """The diff's evidence and its run folder (written before this returns)."""
+    warehouse = DiffWarehouse(request.warehouse_url)
+    run_id = _run_id()
+    staging = diffs_dir(settings.home) / f".staging-{run_id}"
+    staging.mkdir(parents=True)
+    try:
+        async with CatalogHandle(settings) as handle:
+            reach = await _reach(handle, request.datasets)
+            sides: dict[str, Sides] = {}
+            models: list[ModelDiff] = []
+            for model, what in reach.models.values():
+                reads = what.dataset_urn
+                if reads not in sides:
+                    sides[reads] = await _sides(handle, request, reads)
+                job = DiffJob(
+                    model=model, reads=reads, sides=sides[reads], policy=request.policy.policy, home=settings.home,
+                    run_dir=staging, limit=request.rows, seed=request.seed, columns=what.columns,
+                )  # fmt: skip
+                result, rows = await asyncio.to_thread(measure_model, job, warehouse)
+                models.append(result)
+                if rows is not None:
+                    c = rows.counts
+                    sides[reads] = sides[reads].model_copy(
+                        update={
+                            "base_rows": c.base_rows, "head_rows": c.head_rows, "both": c.both,
+                            "only_base": c.only_base, "only_head": c.only_head, "sampled": len(rows.frame),
+                            "sample_bytes": int(rows.frame.memory_usage(deep=True).sum()),
+                        }
+                    )  # fmt: skip
+        verdict = overall_verdict([m.verdict for m in models])
+        if not models and not reach.complete:
+            verdict = Verdict.INCOMPLETE
+        policy = request.policy
+        base_label, head_label = request.relations.describe()
+        evidence = DiffEvidence(
+            run_id=run_id, created_at=datetime.now(UTC).isoformat(), warehouse=_public(request.warehouse_url),
+            dialect=warehouse.dialect, base_label=base_label, head_label=head_label, policy_name=policy.policy.name,
+            policy_version=policy.policy.version, policy_sha256=policy.sha256, rows_limit=request.rows,
+            seed=request.seed, datasets=list(sides.values()), models=models, verdict=verdict,
+            coverage_complete=reach.complete, coverage_lines=reach.lines,
+        )  # fmt: skip
+        write_atomically(staging / DIFF_FILE, evidence.model_dump_json(indent=2).encode())
+        write_atomically(staging / MARKDOWN_FILE, markdown(evidence).encode())
+        final = diffs_dir(settings.home) / run_id
+        os.replace(staging, final)
+        return evidence, final
+    finally:
+        warehouse.close()
+        if staging.exists():
+            shutil.rmtree(staging)
