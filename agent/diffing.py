@@ -92,7 +92,13 @@ async def _reach(handle: CatalogHandle, datasets: list[str]) -> _Reach:
         for column in await discoverer.field_names(urn):
             found = await discoverer.discover(urn, column)
             reach.complete &= found.coverage.complete
-            reach.lines += [line for line in found.coverage.lines() if line not in reach.lines]
+            # The first column's coverage says what was searched and reached; the others add what could not be read.
+            new = (
+                found.coverage.lines()
+                if not reach.lines
+                else [f"could not read: {u}" for u in found.coverage.unreadable]
+            )
+            reach.lines += [line for line in new if line not in reach.lines]
             for model in found.production_models:
                 reach.models.setdefault(model.urn, (model, reads_of(model, urn)))
     return reach
