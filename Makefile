@@ -24,7 +24,7 @@ export POSTGRES_INITDB ?= /usr/lib/postgresql/*/bin/initdb
 # tests/tools/changes and tests/test_action build real git repositories (infer-changes reads git history).
 SYSTEM_DEPS ?= $(CHROMIUM):chromium $(POSTGRES_INITDB):postgresql /usr/bin/git:git
 
-.PHONY: demo test check lint system-deps chat clean lock
+.PHONY: demo diff-demo test check lint system-deps chat clean lock
 
 ifeq ($(INSTALLER),pip)
 INSTALL = $(BIN)/python -m pip install --progress-bar off
@@ -61,6 +61,10 @@ lock: | $(BIN)/python
 
 demo: $(DEMO_STAMP)
 	$(BIN)/provenance demo
+
+# `provenance diff` on the demo's DuckDB warehouse: today's transactions and a pull request's, no server needed.
+diff-demo: $(DEMO_STAMP)
+	$(BIN)/provenance demo --diff
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -99,8 +100,15 @@ async def _reach(handle: CatalogHandle, datasets: list[str]) -> _Reach:
                 else [f"could not read: {u}" for u in found.coverage.unreadable]
             )
             reach.lines += [line for line in new if line not in reach.lines]
-            for model in found.production_models:
-                reach.models.setdefault(model.urn, (model, reads_of(model, urn)))
+            for model in found.production_models:  # each column's discovery links the model by that column
+                reads = reads_of(model, urn)
+                if model.urn in reach.models:
+                    first, known = reach.models[model.urn]
+                    if known.dataset_urn == reads.dataset_urn:
+                        reads = Reads(known.dataset_urn, {**known.columns, **reads.columns})
+                    reach.models[model.urn] = (first, reads if known.dataset_urn == reads.dataset_urn else known)
+                else:
+                    reach.models[model.urn] = (model, reads)
     return reach
 
 
@@ -131,8 +139,8 @@ async def diff_models(settings: ProvenanceSettings, request: DiffRequest) -> tup
     """The diff's evidence and its run folder (written before this returns)."""
     warehouse = DiffWarehouse(request.warehouse_url)
     run_id = _run_id()
-    staging = diffs_dir(settings.home) / f".staging-{run_id}"
-    staging.mkdir(parents=True)
+    diffs_dir(settings.home).mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=diffs_dir(settings.home), prefix=f".{run_id}."))  # renamed when complete
     try:
         async with CatalogHandle(settings) as handle:
             reach = await _reach(handle, request.datasets)

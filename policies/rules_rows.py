@@ -31,4 +31,3 @@ def rows_gone_reason(gone: int, scored_today: int, task: TaskName, policy: Polic
     if share == 0:
         return reason.model_copy(update={"message": f"no row the model scores today is gone (of {scored_today})"})
     return reason
-

@@ -66,10 +66,11 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-# ask and resume check it themselves, after the chat model's settings (a configuration error comes first);
+# ask and resume check it themselves, after the chat model's settings (a configuration error comes first); diff
+# after its own arguments (the warehouse, the head side);
 # infer-changes is not here: a diff without SQL changes, or bad input, is answered without a catalog. Opening a
 # catalog refuses a missing or empty one the same way (tools/catalog/presence.py).
-READS_THE_CATALOG = frozenset({"assess", "lineage", "scan", "mcp", "diff"})
+READS_THE_CATALOG = frozenset({"assess", "lineage", "scan", "mcp"})
 
 
 QUIET_LIBRARIES = ("aiosqlite", "asyncio", "httpcore", "httpx", "urllib3", "matplotlib", "PIL", "filelock")

@@ -158,6 +158,9 @@ def _lineage(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
 def _cmd_demo(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     from seed.catalog import FRAUD_MODEL_URN, KAFKA_TOPIC_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 
+    if getattr(args, "diff", False):
+        return _demo_diff(settings, args)
+
     print("== 1. Seed the demo catalog (DataHub Lite behind the embedded endpoint) and the demo models", flush=True)
     _cmd_seed(settings, args)
     for step, dataset in (("2", POSTGRES_TABLE_URN), ("3", KAFKA_TOPIC_URN)):
@@ -170,6 +173,32 @@ def _cmd_demo(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     print("\n== 5. What the catalog now says about the two models (a binary classifier and a regressor)", flush=True)
     asyncio.run(_demo_check(settings, [FRAUD_MODEL_URN, REVIEW_MODEL_URN]))
     print(f"\nDone. Runs: {settings.home / 'runs'}  |  catalog: {settings.lite_db}", flush=True)
+    return EXIT_OK if code == EXIT_CODES["BLOCK"] else EXIT_FAILURE
+
+
+def _demo_diff(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
+    from agent.cli.diff import _cmd_diff
+    from seed.catalog import POSTGRES_TABLE_URN
+    from seed.diff_warehouse import HEAD_SCHEMA, PULL_REQUEST_SQL, build_demo_warehouse
+
+    print("== 1. Seed the demo catalog and models", flush=True)
+    _cmd_seed(settings, args)
+    print(
+        "\n== 2. Build the warehouse: public.transactions (today) and pr_fx.transactions (the pull request)", flush=True
+    )
+    warehouse = build_demo_warehouse(settings.home / "demo")
+    print(f"   {warehouse}\n   the pull request builds:{PULL_REQUEST_SQL.rstrip()}", flush=True)
+    command = (
+        f"provenance diff --dataset '{POSTGRES_TABLE_URN}' --warehouse duckdb:///{warehouse} "
+        f"--head-schema {HEAD_SCHEMA}"
+    )
+    print(f"\n== 3. {command}\n", flush=True)
+    diff_args = argparse.Namespace(
+        dataset=[POSTGRES_TABLE_URN], warehouse=f"duckdb:///{warehouse}", base_schema=None, head_schema=HEAD_SCHEMA,
+        base_manifest=None, head_manifest=None, relation=[], key=None, rows=100_000, seed=0, policy=None,
+        json=False, markdown=None,
+    )  # fmt: skip
+    code = _cmd_diff(settings, diff_args)
     return EXIT_OK if code == EXIT_CODES["BLOCK"] else EXIT_FAILURE
 
 

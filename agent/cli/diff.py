@@ -9,6 +9,7 @@ import asyncio
 from agent.diffing import DiffRequest, diff_models
 from agent.errors import UsageError
 from policies import load_policy
+from tools.catalog.resolve import check_dataset_urn
 from tools.diff.markdown import markdown
 from tools.diff.sides import RelationMap, parse_relations, read_manifest
 from tools.diff.warehouse import dialect_of
@@ -22,6 +23,8 @@ def _cmd_diff(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
         raise UsageError("diff reads the warehouse: pass --warehouse URL or set PROVENANCE_WAREHOUSE_URL")
     if args.rows < 1:
         raise UsageError(f"--rows must be at least 1, got {args.rows}")
+    for dataset in args.dataset:
+        check_dataset_urn(dataset)
     dialect = dialect_of(url)
     relations = RelationMap(
         dialect=dialect,

@@ -60,7 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="seed the demo catalog and walk through the impact analysis")
+    demo = commands.add_parser("demo", help="seed the demo catalog and walk through the impact analysis")
+    demo.add_argument(
+        "--diff", action="store_true",
+        help="instead: build the demo's DuckDB warehouse (today's transactions and a pull request's) and run "
+        "`provenance diff` on it",
+    )  # fmt: skip
     commands.add_parser("seed", help="train the demo models and write the demo catalog")
     catalog = commands.add_parser("catalog", help="the embedded DataHub catalog")
     catalog_commands = catalog.add_subparsers(dest="catalog_command", required=True)

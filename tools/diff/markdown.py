@@ -23,6 +23,8 @@ def _headline(m: ModelDiff) -> str:
 
 
 def _worst(m: ModelDiff) -> str:
+    if m.verdict == "PASS":
+        return f"every rule passed ({len(m.reasons)} checked)"
     ranked = sorted(m.reasons, key=lambda r: -r.severity.severity)
     return ranked[0].message if ranked else ""
 

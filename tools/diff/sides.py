@@ -72,9 +72,12 @@ class RelationMap:
         if table in self.head_manifest:
             return self.base_manifest.get(table, here), self.head_manifest[table]
         if self.head_schema:
-            schema_and_table = here.rsplit(".", 2)[-2:]
-            base = f"{self.base_schema}.{table}" if self.base_schema else ".".join(schema_and_table)
-            return base, f"{self.head_schema}.{table}"
+            parts = here.split(".")
+
+            def in_schema(schema: str) -> str:
+                return ".".join([*parts[:-2], schema, table]) if len(parts) >= 2 else f"{schema}.{table}"
+
+            return (in_schema(self.base_schema) if self.base_schema else here), in_schema(self.head_schema)
         return None
 
 
