@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from seed.data import DEFAULT_ROWS, DEFAULT_SEED, generate_transactions, to_feature_frame
 from seed.review import REVIEW_LABEL, review_minutes
 
@@ -21,12 +23,18 @@ WHERE hour >= 2
 """
 
 
-def build_demo_warehouse(folder: Path) -> Path:
+def demo_transactions(rows: int = DEFAULT_ROWS) -> pd.DataFrame:
+    """The demo's transactions (the first `rows` of the same generator) with both models' labels."""
+    frame = generate_transactions(rows, DEFAULT_SEED)
+    frame[REVIEW_LABEL] = review_minutes(to_feature_frame(frame), DEFAULT_SEED)
+    return frame
+
+
+def build_demo_warehouse(folder: Path, rows: int = DEFAULT_ROWS) -> Path:
     """Write (or rewrite) `warehouse.duckdb` in `folder`; the same bytes of data on every run."""
     import duckdb
 
-    frame = generate_transactions(DEFAULT_ROWS, DEFAULT_SEED)
-    frame[REVIEW_LABEL] = review_minutes(to_feature_frame(frame), DEFAULT_SEED)
+    frame = demo_transactions(rows)
     path = folder / "warehouse.duckdb"
     folder.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
