@@ -14,17 +14,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
+from agent.errors import UsageError
 from policies import LoadedPolicy, Verdict, overall_verdict
 from tools.atomic import write_atomically
 from tools.catalog.discovery import AffectedModel
 from tools.catalog.handle import CatalogHandle
+from tools.catalog.resolve import check_dataset_urn
 from tools.catalog.training_runs import dataset_parts
 from tools.diff.markdown import markdown
 from tools.diff.measure import DiffJob, measure_model
 from tools.diff.rows import DEFAULT_ROWS
 from tools.diff.schema import DiffEvidence, ModelDiff, Sides
-from tools.diff.sides import RelationMap, SidesError, catalog_key
-from tools.diff.warehouse import DiffWarehouse
+from tools.diff.sides import RelationMap, SidesError, catalog_key, parse_relations, read_manifest
+from tools.diff.warehouse import DiffWarehouse, dialect_of
 from tools.settings import ProvenanceSettings
 
 DIFF_FILE, MARKDOWN_FILE = "diff.json", "diff.md"
@@ -66,6 +68,45 @@ def reads_of(model: AffectedModel, changed: str) -> Reads:
         if step.dataset_urn == chosen and link.link == "feature":
             columns[link.name] = step.column
     return Reads(dataset_urn=chosen or changed, columns=columns)
+
+
+def diff_request(
+    *,
+    warehouse_url: str | None,
+    datasets: list[str],
+    policy: LoadedPolicy,
+    base_schema: str | None = None,
+    head_schema: str | None = None,
+    relations: list[str] | None = None,
+    base_manifest: Path | None = None,
+    head_manifest: Path | None = None,
+    key: str | None = None,
+    rows: int = DEFAULT_ROWS,
+    seed: int = 0,
+) -> DiffRequest:
+    """A diff request from a front end's words (the CLI's flags, the MCP tool's arguments), every one checked before
+    any catalog or warehouse is opened; a problem raises UsageError naming the fix."""
+    if not warehouse_url:
+        raise UsageError("diff reads the warehouse: pass --warehouse URL or set PROVENANCE_WAREHOUSE_URL")
+    if not datasets:
+        raise UsageError("name at least one changed dataset (--dataset URN)")
+    for dataset in datasets:
+        check_dataset_urn(dataset)
+    if rows < 1:
+        raise UsageError(f"--rows must be at least 1, got {rows}")
+    if not (head_schema or head_manifest or relations):
+        raise UsageError("name the pull request's side: --head-schema, --head-manifest or --relation NAME=BASE:HEAD")
+    dialect = dialect_of(warehouse_url)
+    relation_map = RelationMap(
+        dialect=dialect,
+        base_schema=base_schema,
+        head_schema=head_schema,
+        explicit=parse_relations(relations or []),
+        base_manifest=read_manifest(base_manifest, dialect) if base_manifest else {},
+        head_manifest=read_manifest(head_manifest, dialect) if head_manifest else {},
+    )
+    keys = [k.strip() for k in key.split(",") if k.strip()] if key else None
+    return DiffRequest(warehouse_url, relation_map, datasets, policy, keys, rows, seed)
 
 
 @dataclass

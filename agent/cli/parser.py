@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = commands.add_parser(
         "mcp",
         help="Provenance as an MCP server on stdio, for other agents (affected_models, assess_change, …)",
-        description="Serves the tools affected_models, assess_change, check_changes, infer_changes, latest_verdict "
+        description="Serves the tools affected_models, assess_change, check_changes, diff_models, infer_changes, "
+        "latest_verdict "
         "and explain_run and the "
         "resources provenance://runs/<id>/report and /evidence over stdio (the MCP Python SDK). No tool writes to "
         "DataHub: publishing needs a person's approval in the chat or with `provenance publish`. With --http: "

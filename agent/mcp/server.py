@@ -24,6 +24,8 @@ from mcp.server.fastmcp.exceptions import ToolError
 from agent.assessment import assess_change as run_assessment
 from agent.checking import check_result
 from agent.context import AgentContext
+from agent.diffing import diff_models as run_diff
+from agent.diffing import diff_request
 from agent.errors import UsageError
 from agent.inferring import InferRequest, analyse_request, header, infer, summary_lines
 from agent.latest_run import latest_run
@@ -43,6 +45,7 @@ from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.resolve import CatalogInputError, check_dataset_urn, one_column
 from tools.changes.result import CheckResult
 from tools.changes.schema import dump_change_set, load_change_set
+from tools.diff.schema import DiffEvidence
 from tools.errors import ProvenanceError
 from tools.evidence.schema import Evidence
 from tools.evidence.store import EVIDENCE_FILE, REPORT_FILE, EvidenceError, read_evidence, runs_dir
@@ -54,6 +57,7 @@ INSTRUCTIONS = (
     "Provenance tells which production ML models depend on a DataHub field (affected_models) and whether a proposed "
     "change to that field degrades them (assess_change, or check_changes for a CHANGES.yml: runs the models on "
     "baseline and changed data and applies a fixed, versioned policy: PASS, WARNING, BLOCK or INCOMPLETE). "
+    "diff_models runs the production models on a pull request's built relations next to today's (any SQL change). "
     "infer_changes turns a git diff of SQL models (plain SQL or dbt) into those CHANGES entries. "
     "latest_verdict and explain_run read recorded evidence, never memory. No tool writes to DataHub: publishing a "
     "verdict needs a person's approval in the Provenance chat or with `provenance publish RUN_ID`. A BLOCK means: "
@@ -189,6 +193,34 @@ def build_server(
                 except ProvenanceError as exc:  # the client sent text: name it, not the server's scratch file
                     said = str(exc).replace(str(path), "changes_yaml")
                     raise ToolError(f"[exit {exc.exit_code}] {said}") from exc
+
+        return await _served(run)
+
+    @server.tool()
+    async def diff_models(
+        datasets: list[str],
+        ctx: Context[Any, AgentContext, Any],
+        head_schema: str = "",
+        base_schema: str = "",
+        relations: list[str] | None = None,
+        key: str = "",
+        rows: int = 100_000,
+    ) -> DiffEvidence:
+        """What `provenance diff` returns: every production model downstream of the changed `datasets` (URNs)
+        scored on the relations a pull request's build wrote (`head_schema`, or `relations` as NAME=BASE:HEAD) and
+        on today's (`base_schema`, default the catalog's), the same rows paired by `key` (default: the catalog's
+        key); per model the verdict, paired metrics, rows gone and new, and a data diff of its columns. Reads the
+        warehouse PROVENANCE_WAREHOUSE_URL names, read-only; writes nothing to DataHub."""
+
+        async def run() -> DiffEvidence:
+            context = agent(ctx)
+            request = diff_request(
+                warehouse_url=context.settings.warehouse_url, datasets=datasets, policy=context.policy,
+                base_schema=base_schema or None, head_schema=head_schema or None, relations=relations or [],
+                key=key or None, rows=rows,
+            )  # fmt: skip
+            evidence, _folder = await run_diff(context.settings, request)
+            return evidence
 
         return await _served(run)
 

@@ -73,7 +73,9 @@ class DiffWarehouse:
 
         try:
             if self._duckdb is None:
-                self._duckdb = duckdb.connect(str(self._path), read_only=True)
+                # No files beyond the database: a relation name such as "x.csv" must not become a file read.
+                config: dict[str, str | bool | int | float | list[str]] = {"enable_external_access": False}
+                self._duckdb = duckdb.connect(str(self._path), read_only=True, config=config)
             cursor = self._duckdb.execute(sql)
             names = [d[0] for d in cursor.description]
             return names, [tuple(row) for row in cursor.fetchall()]

@@ -25,7 +25,10 @@ from tests.tools.changes.repo import GitRepo
 
 pytestmark = pytest.mark.slow
 PROVENANCE = str(Path(sys.executable).with_name("provenance"))
-TOOLS = ["affected_models", "assess_change", "check_changes", "explain_run", "infer_changes", "latest_verdict"]
+TOOLS = [
+    "affected_models", "assess_change", "check_changes", "diff_models", "explain_run", "infer_changes",
+    "latest_verdict",
+]  # fmt: skip
 PROGRESS: list[str] = []  # progress notifications heard during the calls
 RECORDED: dict[str, Any] = {}  # what explain_run and the evidence resource gave back for the assessment
 CHANGES = f"""version: 1

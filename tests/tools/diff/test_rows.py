@@ -72,3 +72,12 @@ def test_urls_name_their_dialect_and_a_missing_file_says_so(tmp_path: Path) -> N
         dialect_of("analytics")
     with pytest.raises(WarehouseUrlError, match="no DuckDB file"):
         DiffWarehouse(f"duckdb:///{tmp_path}/missing.duckdb")
+
+
+def test_a_relation_named_like_a_file_reads_no_file(warehouse: DiffWarehouse, tmp_path: Path) -> None:
+    """DuckDB reads `FROM 'x.csv'` as a file; a diff's relations come from its caller, so external access is off."""
+    secret = tmp_path / "secret.csv"
+    secret.write_text("a\n1\n")
+    for relation in (f"'{secret}'", f'"{secret}"', f"read_csv('{secret}')"):
+        with pytest.raises(WarehouseError):
+            warehouse.table(f"SELECT * FROM {relation}")
