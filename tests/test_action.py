@@ -258,3 +258,28 @@ def test_a_gms_url_selects_datahub_and_masks_the_token(plain_repo: Path, tmp_pat
     assert run.env["PROVENANCE_CATALOG"] == "datahub"
     assert (run.env["DATAHUB_GMS_URL"], run.env["DATAHUB_GMS_TOKEN"]) == ("https://datahub.example:8080", "s3cret")
     assert "::add-mask::s3cret" in run.step("Choose the catalog").stdout
+
+
+@pytest.mark.slow
+def test_diff_mode_runs_the_models_on_the_pull_requests_relations(repo: Path, tmp_path: Path) -> None:
+    from seed.diff_warehouse import HEAD_SCHEMA, build_demo_warehouse
+
+    warehouse = build_demo_warehouse(tmp_path / "warehouse")
+    given = {
+        "mode": "diff", "lite-file": "catalog/catalog.db", "warehouse-url": f"duckdb:///{warehouse}",
+        "datasets": POSTGRES_TABLE_URN, "head-schema": HEAD_SCHEMA,
+    }  # fmt: skip
+    run = run_in(repo, tmp_path, given)
+    statuses = {s.name: s.status for s in run.steps}
+    assert statuses["Check the changes"] == "success" and statuses["Gate"] == "failure", [
+        (s.name, s.stdout, s.stderr) for s in run.steps
+    ]
+    assert (run.outputs["verdict"], run.outputs["exit-code"]) == ("BLOCK", "20")
+    summary = Path(run.outputs["summary-file"]).read_text()
+    assert summary.startswith("**Provenance diff: BLOCK** — 3 of 3 production models measured")
+    evidence = json.loads(Path(run.outputs["result-file"]).read_text())
+    assert (Path(run.outputs["runs-dir"]).parent / "diffs" / evidence["run_id"] / "diff.json").is_file()
+    assert "Find the changes" in statuses and "diff mode" in run.step("Find the changes").stdout
+
+    missing = run_in(repo, tmp_path, {**given, "warehouse-url": ""})
+    assert "diff mode needs warehouse-url" in missing.step("Check the changes").stderr

@@ -29,7 +29,7 @@ class DiffJob:
     reads: str  # the dataset URN whose relations the model is scored on
     sides: Sides
     policy: Policy
-    home: Path
+    base_dir: Path  # where relative binding URIs resolve: the catalog file's folder, as for assess
     run_dir: Path
     limit: int
     seed: int
@@ -50,7 +50,7 @@ def _incomplete(job: DiffJob, code: str, message: str, **known: object) -> Model
 def measure_model(job: DiffJob, warehouse: DiffWarehouse) -> tuple[ModelDiff, PairedRows | None]:
     """The model's diff, and the rows it was scored on (None when it was not)."""
     try:
-        binding = resolve_binding(job.model.custom_properties, job.home)
+        binding = resolve_binding(job.model.custom_properties, job.base_dir)
         pipeline = load_verified_pipeline(binding)
         task = decide_task(pipeline, binding.task)
     except BindingError as exc:
