@@ -193,7 +193,8 @@ async def diff_models(settings: ProvenanceSettings, request: DiffRequest) -> tup
                     sides[reads] = await _sides(handle, request, reads)
                 job = DiffJob(
                     model=model, reads=reads, sides=sides[reads], policy=request.policy.policy,
-                    base_dir=settings.lite_db.parent, run_dir=staging, limit=request.rows, seed=request.seed, columns=what.columns,
+                    base_dir=settings.lite_db.parent, run_dir=staging, limit=request.rows, seed=request.seed,
+                    columns=what.columns,
                 )  # fmt: skip
                 result, rows = await asyncio.to_thread(measure_model, job, warehouse)
                 models.append(result)
