@@ -21,9 +21,11 @@ from tools.catalog.discovery import AffectedModel
 from tools.catalog.handle import CatalogHandle
 from tools.catalog.resolve import check_dataset_urn
 from tools.catalog.training_runs import dataset_parts
+from tools.changes.schema import ProposedChange, load_change_set
+from tools.diff.crosscheck import ColumnReading, read_column
 from tools.diff.markdown import markdown
 from tools.diff.measure import DiffJob, measure_model
-from tools.diff.rows import DEFAULT_ROWS
+from tools.diff.rows import DEFAULT_ROWS, paired_rows
 from tools.diff.schema import DiffEvidence, ModelDiff, Sides
 from tools.diff.sides import RelationMap, SidesError, catalog_key, parse_relations, read_manifest
 from tools.diff.warehouse import DiffWarehouse, dialect_of
@@ -41,6 +43,7 @@ class DiffRequest:
     key: list[str] | None = None
     rows: int = DEFAULT_ROWS
     seed: int = 0
+    declared: list[ProposedChange] = field(default_factory=list)  # a CHANGES file's entries, to cross-check
 
 
 # Platforms whose datasets are not warehouse relations: a feature view's or a model's own entities. The relation a
@@ -83,6 +86,7 @@ def diff_request(
     key: str | None = None,
     rows: int = DEFAULT_ROWS,
     seed: int = 0,
+    changes: Path | None = None,
 ) -> DiffRequest:
     """A diff request from a front end's words (the CLI's flags, the MCP tool's arguments), every one checked before
     any catalog or warehouse is opened; a problem raises UsageError naming the fix."""
@@ -106,7 +110,8 @@ def diff_request(
         head_manifest=read_manifest(head_manifest, dialect) if head_manifest else {},
     )
     keys = [k.strip() for k in key.split(",") if k.strip()] if key else None
-    return DiffRequest(warehouse_url, relation_map, datasets, policy, keys, rows, seed)
+    declared = list(load_change_set(changes).changes) if changes is not None else []
+    return DiffRequest(warehouse_url, relation_map, datasets, policy, keys, rows, seed, declared)
 
 
 @dataclass
@@ -172,6 +177,25 @@ async def _sides(handle: CatalogHandle, request: DiffRequest, dataset_urn: str) 
     return Sides(dataset_urn=dataset_urn, base=pair[0], head=pair[1], key=key, key_basis=basis)
 
 
+def _readings(warehouse: DiffWarehouse, sides: Sides, request: DiffRequest) -> list[ColumnReading]:
+    """Every column of a changed dataset read on the paired rows: what changed, and how that compares with the
+    CHANGES entries for it."""
+    from tools.diff.rows import relation_sql
+
+    head_columns = set(warehouse.columns(relation_sql(sides.head)))
+    columns = [c for c in warehouse.columns(relation_sql(sides.base)) if c in head_columns and c not in sides.key]
+    rows = paired_rows(warehouse, sides.base, sides.head, sides.key, columns, limit=request.rows, seed=request.seed)
+    declared = {c.field: c for c in request.declared if c.dataset == sides.dataset_urn}
+    found = []
+    for column in columns:
+        reading = read_column(
+            sides.dataset_urn, column, rows.frame[f"base.{column}"], rows.frame[f"head.{column}"], declared.get(column)
+        )
+        if reading is not None:
+            found.append(reading)
+    return found
+
+
 def _run_id() -> str:
     return f"diff-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{uuid.uuid4().hex[:6]}"
 
@@ -207,6 +231,11 @@ async def diff_models(settings: ProvenanceSettings, request: DiffRequest) -> tup
                             "sample_bytes": int(rows.frame.memory_usage(deep=True).sum()),
                         }
                     )  # fmt: skip
+            readings: list[ColumnReading] = []
+            for urn in request.datasets:
+                if urn not in sides:
+                    sides[urn] = await _sides(handle, request, urn)
+                readings += await asyncio.to_thread(_readings, warehouse, sides[urn], request)
         verdict = overall_verdict([m.verdict for m in models])
         if not models and not reach.complete:
             verdict = Verdict.INCOMPLETE
@@ -217,7 +246,7 @@ async def diff_models(settings: ProvenanceSettings, request: DiffRequest) -> tup
             dialect=warehouse.dialect, base_label=base_label, head_label=head_label, policy_name=policy.policy.name,
             policy_version=policy.policy.version, policy_sha256=policy.sha256, rows_limit=request.rows,
             seed=request.seed, datasets=list(sides.values()), models=models, verdict=verdict,
-            coverage_complete=reach.complete, coverage_lines=reach.lines,
+            coverage_complete=reach.complete, coverage_lines=reach.lines, readings=readings,
         )  # fmt: skip
         write_atomically(staging / DIFF_FILE, evidence.model_dump_json(indent=2).encode())
         write_atomically(staging / MARKDOWN_FILE, markdown(evidence).encode())

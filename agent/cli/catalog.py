@@ -196,7 +196,7 @@ def _demo_diff(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     diff_args = argparse.Namespace(
         dataset=[POSTGRES_TABLE_URN], warehouse=f"duckdb:///{warehouse}", base_schema=None, head_schema=HEAD_SCHEMA,
         base_manifest=None, head_manifest=None, relation=[], key=None, rows=100_000, seed=0, policy=None,
-        json=False, markdown=None,
+        json=False, markdown=None, changes=None,
     )  # fmt: skip
     code = _cmd_diff(settings, diff_args)
     return EXIT_OK if code == EXIT_CODES["BLOCK"] else EXIT_FAILURE

@@ -18,7 +18,7 @@ def _cmd_diff(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
         warehouse_url=args.warehouse or settings.warehouse_url, datasets=args.dataset, policy=load_policy(args.policy),
         base_schema=args.base_schema, head_schema=args.head_schema, relations=args.relation,
         base_manifest=args.base_manifest, head_manifest=args.head_manifest, key=args.key, rows=args.rows,
-        seed=args.seed,
+        seed=args.seed, changes=args.changes,
     )  # fmt: skip
     evidence, folder = asyncio.run(diff_models(settings, request))
     text = markdown(evidence)

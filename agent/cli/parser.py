@@ -278,6 +278,10 @@ def _add_diff_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     diff.add_argument("--key", default=None, help="comma-separated key columns (default: the catalog's key)")
     diff.add_argument("--rows", type=int, default=100_000, help="paired rows scored per relation (default 100000)")
     diff.add_argument("--seed", type=int, default=0, help="seed of the rows' hash sample (default 0)")
+    diff.add_argument(
+        "--changes", type=Path, default=None, metavar="FILE",
+        help="a CHANGES.yml (e.g. from infer-changes) to compare with what the data shows, column by column",
+    )  # fmt: skip
     diff.add_argument("--policy", type=Path, default=None, help="policy file (default: policies/default-v2.yaml)")
     diff.add_argument("--json", action="store_true", help="the diff's evidence as JSON on stdout")
     diff.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the PR comment to FILE")

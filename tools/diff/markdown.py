@@ -57,6 +57,9 @@ def markdown(evidence: DiffEvidence) -> str:
             lines += ["", f"**{m.name}** reads columns that changed:", *(f"- {c.line()}" for c in changed)]
         elif m.columns:
             lines += ["", f"**{m.name}**: none of the {len(m.columns)} columns it reads changed on the paired rows."]
+    if evidence.readings:
+        lines += ["", "**What the data shows** (the changed datasets' columns on the paired rows):"]
+        lines += [f"- {r.line()}" for r in evidence.readings]
     if not evidence.coverage_complete:
         lines += ["", "Coverage: INCOMPLETE", *(f"- {line}" for line in evidence.coverage_lines)]
     lines += ["", f"Evidence: run `{evidence.run_id}`."]

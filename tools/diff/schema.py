@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from policies import ModelMetrics, Reason, TaskName, Verdict
 from tools.diff.columns import ColumnDiff
+from tools.diff.crosscheck import ColumnReading
 
 
 class Frozen(BaseModel):
@@ -60,6 +61,8 @@ class DiffEvidence(Frozen):
     verdict: Verdict
     coverage_complete: bool
     coverage_lines: list[str]
+    # Each changed column of the changed datasets as the data shows it, beside a CHANGES file's reading of the SQL
+    readings: list[ColumnReading] = []
 
     @property
     def measured(self) -> int:

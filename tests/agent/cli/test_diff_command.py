@@ -49,3 +49,27 @@ def test_refusals_before_any_catalog(
     monkeypatch.delenv("PROVENANCE_WAREHOUSE_URL", raising=False)
     assert main(["diff", "--dataset", POSTGRES_TABLE_URN, *args]) == 2
     assert says in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_changes_file_is_compared_with_what_the_data_shows(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from seed.diff_warehouse import HEAD_SCHEMA, build_demo_warehouse
+
+    monkeypatch.setenv("PROVENANCE_HOME", str(seeded_home))
+    warehouse = build_demo_warehouse(seeded_home / "demo")
+    changes = seeded_home / "CHANGES.yml"
+    changes.write_text(
+        f"version: 1\nchanges:\n  - dataset: '{POSTGRES_TABLE_URN}'\n    field: amount\n    op: scale\n"
+        "    params: {factor: 100}\n"
+    )
+    args = ["diff", "--dataset", POSTGRES_TABLE_URN, "--warehouse", f"duckdb:///{warehouse}", "--head-schema",
+            HEAD_SCHEMA, "--changes", str(changes), "--json"]  # fmt: skip
+    assert main(args) == 20
+    readings = json.loads(capsys.readouterr().out)["readings"]
+    amount = next(r for r in readings if r["column"] == "amount")
+    # the SQL reading said every row; the data shows the CASE's share of the rows: a disagreement, recorded
+    assert amount["agree"] is False and amount["sql"] == "scale(factor=100) on 100.0% of rows"
+    assert amount["data"] == "scale(factor=100) on 34.8% of the rows it alters"
+    assert [r["column"] for r in readings] == ["amount"]  # no other column changed
