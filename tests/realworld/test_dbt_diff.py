@@ -224,6 +224,11 @@ def test_a_rewritten_case_moves_the_model_that_reads_the_bucket(diff: Diff) -> N
     severity = by_urn(answer)[diff.world.severity.urn]
     assert [c["column"] for c in severity["columns"] if c["changed"]] == ["category_bucket"]
     assert by_urn(answer)[diff.world.pricing.urn]["metrics"]["flips"] == 0
+    # what the data shows: only the bucket changed, every 'mid' became 'low' (the CASE's edit, read from the rows)
+    (reading,) = answer["readings"]
+    assert reading["column"] == "category_bucket" and reading["data"].startswith(
+        "category_remap(mapping={'mid': 'low'}"
+    )
 
 
 def test_a_filter_reports_the_rows_gone(diff: Diff) -> None:
