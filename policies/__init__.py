@@ -41,6 +41,7 @@ from policies.metrics import (
     TaskName,
 )
 from policies.rules_rows import rows_gone_reason
+from policies.rules_unlabelled import unlabelled_decision
 from policies.text import NA, pct, plural, share_range, share_setting
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "SegmentMetric",
     "structural_reason",
     "rows_gone_reason",
+    "unlabelled_decision",
     "V1_POLICY_PATH",
     "AucDropRule",
     "Band",

@@ -7,7 +7,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from policies import Decision, Policy, Reason, Verdict, evaluate, rows_gone_reason, structural_reason
+import numpy as np
+
+from policies import (
+    BinaryMetrics,
+    Decision,
+    ModelMetrics,
+    Policy,
+    Reason,
+    Verdict,
+    evaluate,
+    rows_gone_reason,
+    structural_reason,
+    unlabelled_decision,
+)
 from tools.catalog.discovery import AffectedModel
 from tools.diff.columns import column_diff
 from tools.diff.rows import PairedRows, paired_rows
@@ -19,7 +32,7 @@ from tools.experiment.loading import expected_columns, load_verified_pipeline
 from tools.experiment.locate import resolve_binding
 from tools.experiment.measure import DEFAULT_TOLERANCE_FRACTION
 from tools.experiment.runner import score_frame
-from tools.experiment.task import check_labels, decide_task
+from tools.experiment.task import TaskDecision, check_labels, decide_task
 from tools.experiment.task_metrics import compute_task_metrics
 
 
@@ -78,39 +91,50 @@ def measure_model(job: DiffJob, warehouse: DiffWarehouse) -> tuple[ModelDiff, Pa
             reads=job.reads, task=task.task,
         ), None  # fmt: skip
     label = binding.label_column
-    if label not in base_columns:
+    labelled = label in base_columns
+    if not labelled and task.task not in UNLABELLED_TASKS:
         return _incomplete(
             job, "label_not_in_relation",
-            f"the relation {job.sides.base} has no label column {label!r}, and `diff` measures with labels only "
-            "(flips without labels are not built yet); add the label to the relation or assess the change instead",
+            f"the relation {job.sides.base} has no label column {label!r}: a {task.task} model's change is measured "
+            "against its labels (a moved prediction alone says nothing of its error); add the label to the relation "
+            "or assess the change instead",
             task=task.task,
         ), None  # fmt: skip
     read = [job.column(c) for c in inputs]
     rows = paired_rows(
-        warehouse, job.sides.base, job.sides.head, job.sides.key, [*read, label], limit=job.limit, seed=job.seed
-    )
+        warehouse, job.sides.base, job.sides.head, job.sides.key, [*read, *([label] if labelled else [])],
+        limit=job.limit, seed=job.seed,
+    )  # fmt: skip
     if rows.frame.empty:
         return _incomplete(job, "no_rows_in_common", "no row of the base relation is in the head relation"), rows
     as_inputs = dict(zip(read, inputs, strict=True))
     base = rows.side("base", read).rename(columns=as_inputs)
     head = rows.side("head", read).rename(columns=as_inputs)
-    labels = rows.frame[f"base.{label}"].reset_index(drop=True)
-    try:
-        check_labels(task, labels, label, job.sides.base)
-    except BindingError as exc:
-        return _incomplete(job, exc.code, str(exc), task=task.task), rows
+    if labelled:
+        labels = rows.frame[f"base.{label}"].reset_index(drop=True)
+        try:
+            check_labels(task, labels, label, job.sides.base)
+        except BindingError as exc:
+            return _incomplete(job, exc.code, str(exc), task=task.task), rows
+        y_true = task.label_array(labels)
+    else:
+        y_true = _no_labels(task, len(base))
     before = score_frame(pipeline, base, inputs, task=task)
     after = score_frame(pipeline, head, inputs, task=task)
     failed = before.failed | after.failed
-    y_true = task.label_array(labels)
     metrics = compute_task_metrics(
         task.task, y_true, before.scores, after.scores, failed, threshold=binding.decision_threshold,
-        classes=task.class_list, segments_frame=base, segment_bands=job.policy.segment_bands(task.task),
+        classes=task.class_list, segments_frame=base if labelled else None,
+        segment_bands=job.policy.segment_bands(task.task),
         tolerance_fraction=job.policy.regression_tolerance_fraction() or DEFAULT_TOLERANCE_FRACTION,
         segment_rule=job.policy.segments,
     )  # fmt: skip
     counts = rows.counts
-    judged = evaluate(metrics, job.policy)
+    if labelled:
+        judged = evaluate(metrics, job.policy)
+    else:
+        metrics = _without_label_metrics(metrics)
+        judged = unlabelled_decision(metrics, job.policy, label)
     gone = rows_gone_reason(counts.only_base, counts.base_rows, task.task, job.policy)
     decision = Decision.from_reasons([*judged.reasons, gone])
     tolerance = metrics.regression.tolerance if metrics.regression is not None else None
@@ -123,6 +147,23 @@ def measure_model(job: DiffJob, warehouse: DiffWarehouse) -> tuple[ModelDiff, Pa
         reads=job.reads, task=task.task, metrics=metrics, rows_gone=counts.only_base, rows_new=counts.only_head,
         columns=[column_diff(c, base[c], head[c]) for c in inputs], plots=plots,
     ), rows  # fmt: skip
+
+
+UNLABELLED_TASKS = ("binary", "multiclass")  # a flip needs no label; a regressor's moved share alone is not judged
+
+
+def _no_labels(task: TaskDecision, n: int) -> np.ndarray:
+    """A stand-in `y_true` of the right type, so the label-free numbers (flips, shifts, PSI) can be computed; every
+    number that reads it is dropped by `_without_label_metrics` before anything judges or shows it."""
+    if task.task == "multiclass" and task.classes:
+        return np.full(n, task.classes[0], dtype=object)
+    return np.zeros(n, dtype=np.int8)
+
+
+def _without_label_metrics(metrics: ModelMetrics) -> ModelMetrics:
+    if metrics.task == "binary":
+        return metrics.model_copy(update={"binary": BinaryMetrics(positives=0, negatives=0, auc=None)})
+    return metrics.model_copy(update={"multiclass": None})
 
 
 def _quoted(relation: str) -> str:

@@ -73,3 +73,33 @@ def test_a_changes_file_is_compared_with_what_the_data_shows(
     assert amount["agree"] is False and amount["sql"] == "scale(factor=100) on 100.0% of rows"
     assert amount["data"] == "scale(factor=100) on 34.8% of the rows it alters"
     assert [r["column"] for r in readings] == ["amount"]  # no other column changed
+
+
+@pytest.mark.slow
+def test_without_labels_flips_still_block_and_nothing_passes_on_decisions_alone(
+    seeded_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import duckdb
+
+    from seed.diff_warehouse import HEAD_SCHEMA, build_demo_warehouse
+
+    monkeypatch.setenv("PROVENANCE_HOME", str(seeded_home))
+    labelled = build_demo_warehouse(seeded_home / "demo")
+    unlabelled = seeded_home / "unlabelled.duckdb"
+    with duckdb.connect(str(unlabelled)) as c:
+        c.execute(f"ATTACH '{labelled}' AS src (READ_ONLY)")
+        for schema in ("public", HEAD_SCHEMA):
+            c.execute(f"CREATE SCHEMA {schema}")
+            c.execute(f"CREATE TABLE {schema}.transactions AS SELECT * EXCLUDE (is_fraud, review_minutes) "
+                      f"FROM src.{schema}.transactions")  # fmt: skip
+    args = ["diff", "--dataset", POSTGRES_TABLE_URN, "--warehouse", f"duckdb:///{unlabelled}", "--head-schema",
+            HEAD_SCHEMA, "--json"]  # fmt: skip
+    assert main(args) == 20
+    models = {m["urn"]: m for m in json.loads(capsys.readouterr().out)["models"]}
+    fraud, review = models[FRAUD_MODEL_URN], models[REVIEW_MODEL_URN]
+    codes = {r["code"] for r in fraud["reasons"]}
+    assert fraud["verdict"] == "BLOCK" and {"flip_rate_block", "label_metrics_not_measured"} <= codes
+    assert fraud["metrics"]["binary"] == {"positives": 0, "negatives": 0, "auc": None}  # no number read the stand-in
+    merchant = next(m for urn, m in models.items() if urn not in (FRAUD_MODEL_URN, REVIEW_MODEL_URN))
+    assert merchant["metrics"]["flips"] == 0 and merchant["verdict"] == "INCOMPLETE"  # no flip, but no quality either
+    assert review["verdict"] == "INCOMPLETE" and review["reasons"][0]["code"] == "label_not_in_relation"
