@@ -24,11 +24,12 @@ from tools.catalog.training_runs import dataset_parts
 from tools.changes.schema import ProposedChange, load_change_set
 from tools.diff.crosscheck import ColumnReading, read_column
 from tools.diff.markdown import markdown
-from tools.diff.measure import DiffJob, measure_model
+from tools.diff.measure import DiffJob, measure_in_job
 from tools.diff.rows import DEFAULT_ROWS, paired_rows
 from tools.diff.schema import DiffEvidence, ModelDiff, Sides
 from tools.diff.sides import RelationMap, SidesError, catalog_key, parse_relations, read_manifest
 from tools.diff.warehouse import DiffWarehouse, dialect_of
+from tools.runtime.executor import make_executor
 from tools.settings import ProvenanceSettings
 
 DIFF_FILE, MARKDOWN_FILE = "diff.json", "diff.md"
@@ -210,27 +211,35 @@ async def diff_models(settings: ProvenanceSettings, request: DiffRequest) -> tup
         async with CatalogHandle(settings) as handle:
             reach = await _reach(handle, request.datasets)
             sides: dict[str, Sides] = {}
-            models: list[ModelDiff] = []
+            jobs: list[DiffJob] = []
             for model, what in reach.models.values():
                 reads = what.dataset_urn
                 if reads not in sides:
                     sides[reads] = await _sides(handle, request, reads)
-                job = DiffJob(
-                    model=model, reads=reads, sides=sides[reads], policy=request.policy.policy,
-                    base_dir=settings.lite_db.parent, run_dir=staging, limit=request.rows, seed=request.seed,
-                    columns=what.columns,
-                )  # fmt: skip
-                result, rows = await asyncio.to_thread(measure_model, job, warehouse)
-                models.append(result)
-                if rows is not None:
-                    c = rows.counts
-                    sides[reads] = sides[reads].model_copy(
-                        update={
-                            "base_rows": c.base_rows, "head_rows": c.head_rows, "both": c.both,
-                            "only_base": c.only_base, "only_head": c.only_head, "sampled": len(rows.frame),
-                            "sample_bytes": int(rows.frame.memory_usage(deep=True).sum()),
-                        }
+                jobs.append(
+                    DiffJob(
+                        model=model,
+                        reads=reads,
+                        sides=sides[reads],
+                        policy=request.policy.policy,
+                        base_dir=settings.lite_db.parent,
+                        run_dir=staging,
+                        limit=request.rows,
+                        seed=request.seed,
+                        columns=what.columns,
                     )  # fmt: skip
+                )
+            # The models score at once, as assess's do: the experiment executor's threads (or worker processes).
+            executor = make_executor(settings.executor_kind(long_lived=False), settings.workers)
+            try:
+                done = await asyncio.gather(*(executor.run(measure_in_job, j, request.warehouse_url) for j in jobs))
+            finally:
+                await executor.aclose()
+            models: list[ModelDiff] = []
+            for job, (result, counts) in zip(jobs, done, strict=True):
+                models.append(result)
+                if counts is not None:
+                    sides[job.reads] = sides[job.reads].model_copy(update=counts)
             readings: list[ColumnReading] = []
             for urn in request.datasets:
                 if urn not in sides:

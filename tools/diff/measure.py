@@ -52,6 +52,25 @@ class DiffJob:
         return self.columns.get(name, name)
 
 
+def measure_in_job(job: DiffJob, warehouse_url: str) -> tuple[ModelDiff, dict[str, int] | None]:
+    """`measure_model` as an experiment job (a thread or a worker process: tools/runtime/executor.py), on its own
+    read-only warehouse connection; the rows' counts and size instead of the rows, which stay in the job."""
+    warehouse = DiffWarehouse(warehouse_url)
+    try:
+        result, rows = measure_model(job, warehouse)
+    finally:
+        warehouse.close()
+    if rows is None:
+        return result, None
+    c = rows.counts
+    counts = {
+        "base_rows": c.base_rows, "head_rows": c.head_rows, "both": c.both, "only_base": c.only_base,
+        "only_head": c.only_head, "sampled": len(rows.frame),
+        "sample_bytes": int(rows.frame.memory_usage(deep=True).sum()),
+    }  # fmt: skip
+    return result, counts
+
+
 def _incomplete(job: DiffJob, code: str, message: str, **known: object) -> ModelDiff:
     reason = Reason(code=code, severity=Verdict.INCOMPLETE, message=message)
     return ModelDiff(
