@@ -16,6 +16,10 @@ os.environ["DATAHUB_TELEMETRY_ENABLED"] = "false"
 # The test worlds (MLflow stores, warehouses, evaluation files, catalogs) are built in the temporary folder: it is
 # what an operator lists in PROVENANCE_ARTIFACT_ROOTS. Tests of the trust boundary set roots of their own.
 os.environ["PROVENANCE_ARTIFACT_ROOTS"] = os.path.realpath(tempfile.gettempdir())
+# The suite runs as CI runs it: no command leaves a warm service behind (agent/cli/warm.py). CI=true survives the
+# tests that clear every PROVENANCE_ variable; the warm service's own tests (tests/agent/cli/test_warm.py) unset it.
+os.environ["CI"] = "true"
+os.environ["PROVENANCE_SERVICE"] = "off"
 
 from seed.seeding import seed_demo  # noqa: E402
 from tests.shared_catalog import SharedCatalog  # noqa: E402

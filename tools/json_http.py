@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -20,6 +21,20 @@ _BUSY = (
 )
 
 
+class Activity:
+    """When this process last served a request (any BoundedHTTPServer of it): a warm service exits when idle."""
+
+    _last = time.monotonic()
+
+    @classmethod
+    def touch(cls) -> None:
+        cls._last = time.monotonic()
+
+    @classmethod
+    def idle_seconds(cls) -> float:
+        return time.monotonic() - cls._last
+
+
 class BoundedHTTPServer(ThreadingHTTPServer):
     """A threading server with at most `max_connections` connections (threads) open at once."""
 
@@ -31,6 +46,7 @@ class BoundedHTTPServer(ThreadingHTTPServer):
         self._slots = threading.BoundedSemaphore(max_connections or MAX_CONNECTIONS)
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        Activity.touch()
         if not self._slots.acquire(blocking=False):
             try:
                 request.sendall(_BUSY)

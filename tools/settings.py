@@ -72,6 +72,15 @@ class ProvenanceSettings(BaseSettings):
         description="A Dask scheduler address (e.g. tcp://10.0.0.5:8786) a tolerance scan's doses run on "
         "(tools/runtime/cluster.py); unset: threads of this process.",
     )
+    provenance_service: Literal["auto", "off"] = Field(
+        default="auto",
+        description="auto: a command that reads the catalog leaves a warm local service for this home behind (the "
+        "catalog endpoint, its MCP server, the assessment service), which later commands use; off (and CI=true): "
+        "everything runs in each command's process.",
+    )
+    provenance_service_idle: int = Field(
+        default=900, ge=10, description="Seconds without a request after which the warm local service exits."
+    )
     provenance_warehouse_url: str | None = Field(
         default=None,
         description="A SQLAlchemy URL of the warehouse (or duckdb:///file.duckdb): derivations checked on real rows, "
@@ -124,6 +133,17 @@ class ProvenanceSettings(BaseSettings):
     def cluster(self) -> str | None:
         """PROVENANCE_CLUSTER, or None (also when set but empty)."""
         return (self.provenance_cluster or "").strip() or None
+
+    @property
+    def warm_service(self) -> bool:
+        """Whether commands leave a warm service behind: PROVENANCE_SERVICE=auto, not in CI, the embedded catalog."""
+        in_ci = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+        return (
+            self.provenance_service == "auto"
+            and not in_ci
+            and self.provenance_catalog == "embedded"
+            and not self.provenance_catalog_url
+        )
 
     @property
     def warehouse_url(self) -> str | None:

@@ -61,6 +61,7 @@ HANDLERS: dict[str, Handler] = {
     "mcp": LazyCommand("mcp_command", "_cmd_mcp"),
     "bind": LazyCommand("bind", "_cmd_bind"),
     "check": LazyCommand("check", "_cmd_check"),
+    "service": LazyCommand("service", "_cmd_service"),
     "diff": LazyCommand("diff", "_cmd_diff"),
     "infer-changes": LazyCommand("infer_changes", "_cmd_infer_changes"),
 }
@@ -86,7 +87,7 @@ def _run(argv: Sequence[str] | None) -> int:
         else "%(levelname)s %(name)s: %(message)s",
     )
     for chatty in QUIET_LIBRARIES:  # -v is for Provenance's own steps: a library's every SQL statement drowns them
-        logging.getLogger(chatty).setLevel(logging.INFO)
+        logging.getLogger(chatty).setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
         precheck(args)  # before the command's module (pandas, LangGraph, MCP) is imported
     except Refused as exc:
@@ -104,7 +105,12 @@ def _run(argv: Sequence[str] | None) -> int:
             from tools.catalog.presence import require_readable_catalog
 
             require_readable_catalog(settings)
-        return HANDLERS[args.command](settings, args)
+        code = HANDLERS[args.command](settings, args)
+        if code != EXIT_FAILURE:  # after the command, so it is not slower: the next one finds the service warm
+            from agent.cli.warm import leave_warm_service
+
+            leave_warm_service(settings, args.command)
+        return code
     except ProvenanceError as exc:  # raised on purpose: the message is for the user, the class says the exit code
         print(f"error: {exc}", file=sys.stderr)
         return exit_code(exc)

@@ -6,11 +6,14 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import logging
+import os
 import signal
 import sys
 from threading import Event
 
 from agent.cli.exit_codes import EXIT_CODES, EXIT_FAILURE, EXIT_OK
+from agent.cli.warm import start_file
 from agent.errors import UsageError
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
@@ -18,9 +21,11 @@ from tools.catalog.discovery import Discovery
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.render import render_discovery
 from tools.catalog.resolve import check_dataset_urn
-from tools.catalog.serve_state import state_path
+from tools.catalog.serve_state import live_state, state_path
 from tools.catalog.served import advertise, serve_catalog
+from tools.catalog.service_stamp import service_stamp
 from tools.catalog.session import CatalogError
+from tools.json_http import Activity
 from tools.settings import ProvenanceSettings
 
 
@@ -88,13 +93,33 @@ def _serve_token(args: argparse.Namespace) -> str | None:
 def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     stop = Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    background = getattr(args, "background", False)
+    if background:
+        os.nice(10)  # the commands the user is waiting for go first
+        if live_state(settings, logging.DEBUG) is not None:  # another start won the race
+            start_file(settings).unlink(missing_ok=True)
+            return EXIT_OK
     from agent.service import assessment_service  # the graph and scikit-learn: imported once, here
 
     with (
         serve_catalog(settings, port=args.port, token=_serve_token(args), mcp_port=args.mcp_port) as served,
         assessment_service(settings, served.gms_token) as service,
     ):
-        advertise(settings, dataclasses.replace(served, assess_url=service.url))
+        advertised = dataclasses.replace(served, assess_url=service.url)
+        if background:
+            stamp, idle = service_stamp(settings.home), settings.provenance_service_idle
+            advertised = dataclasses.replace(advertised, stamp=stamp, idle_seconds=idle)
+        advertise(settings, advertised)
+        if background:
+            start_file(settings).unlink(missing_ok=True)
+            print(
+                f"warm service for {settings.home}: exits after {settings.provenance_service_idle} s idle", flush=True
+            )
+            while not stop.wait(1.0):
+                if Activity.idle_seconds() > settings.provenance_service_idle:
+                    print("idle: exiting", flush=True)
+                    break
+            return EXIT_OK
         print(f"Embedded DataHub serving {settings.lite_db}", flush=True)
         print(
             f"  DATAHUB_GMS_URL={served.gms_url}\n  DATAHUB_GMS_TOKEN={served.reader_token}  (reads only)", flush=True

@@ -79,6 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--token", default=None, help="the writer token (default: random; visible in `ps`: prefer --token-file)"
     )
     serve.add_argument("--token-file", type=Path, default=None, help="a file holding the writer token")
+    serve.add_argument(
+        "--background", action="store_true",
+        help="run as this home's warm service (what commands start by themselves): at a lower CPU priority, exiting "
+        "after PROVENANCE_SERVICE_IDLE seconds without a request",
+    )  # fmt: skip
+    service = commands.add_parser(
+        "service", help="show or stop this home's warm local service (PROVENANCE_SERVICE=off: none is started)"
+    )
+    service.add_argument("action", choices=("status", "stop"), help="status: what runs and since when; stop: end it")
     ingest = catalog_commands.add_parser(
         "ingest",
         help="run DataHub ingestion recipes (postgres, dbt, mlflow, …) into the catalog Provenance reads",

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tools.catalog.service_stamp import service_stamp
 from tools.settings import ProvenanceSettings
 
 STATE_FILE = "catalog-serve.json"
@@ -20,6 +21,11 @@ def state_path(settings: ProvenanceSettings) -> Path:
 
 
 def pid_alive(pid: int) -> bool:
+    try:  # a child of this process that exited is a zombie until reaped, and signal 0 still reaches it
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    except ChildProcessError:  # not our child: its parent (or init) reaps it
+        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -51,4 +57,29 @@ def live_state(settings: ProvenanceSettings, level: int = logging.WARNING) -> di
     if not isinstance(pid, int) or not pid_alive(pid):
         log.log(level, "ignoring the stale %s: its process (pid %s) is not running; starting a catalog", path, pid)
         return None
+    stamp = state.get("stamp")
+    if stamp is not None and stamp != service_stamp(settings.home):
+        # A background service started by another version, policy or setting: it would not run what this command
+        # runs. It is ours (the state file is private to this user): stop it; the command runs here, and starts
+        # a fresh one when it is done (agent/cli/warm.py).
+        log.info("stopping the service of %s (pid %s): started with other code or settings", path, pid)
+        stop_process(pid)
+        return None
     return state
+
+
+def stop_process(pid: int, wait_seconds: float = 10.0) -> bool:
+    """SIGTERM, then wait for the process to exit; True when it did."""
+    import signal
+    import time
+
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + wait_seconds
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.1)
+    return not pid_alive(pid)

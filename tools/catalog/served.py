@@ -51,6 +51,10 @@ class ServedCatalog:
     """Where the serving process takes assessments (agent/service.py), once it does."""
     reader_token: str | None = None
     """A token that only reads (the one `catalog serve` prints); `gms_token` writes, and stays in the state file."""
+    stamp: str | None = None
+    """What a background service was started with (tools/catalog/service_stamp.py); None for a foreground serve."""
+    idle_seconds: int | None = None
+    """A background service exits after this long without a request; None: it runs until stopped."""
 
     def describe(self) -> str:
         by = f"`provenance catalog serve` (pid {self.pid})" if self.pid else "PROVENANCE_CATALOG_URL"
