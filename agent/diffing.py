@@ -183,11 +183,22 @@ def _readings(warehouse: DiffWarehouse, sides: Sides, request: DiffRequest) -> l
     CHANGES entries for it."""
     from tools.diff.rows import relation_sql
 
-    head_columns = set(warehouse.columns(relation_sql(sides.head)))
-    columns = [c for c in warehouse.columns(relation_sql(sides.base)) if c in head_columns and c not in sides.key]
+    head_order = warehouse.columns(relation_sql(sides.head))
+    base_order = warehouse.columns(relation_sql(sides.base))
+    head_columns, base_columns = set(head_order), set(base_order)
+    columns = [c for c in base_order if c in head_columns and c not in sides.key]
     rows = paired_rows(warehouse, sides.base, sides.head, sides.key, columns, limit=request.rows, seed=request.seed)
     declared = {c.field: c for c in request.declared if c.dataset == sides.dataset_urn}
-    found = []
+    found = [
+        ColumnReading(dataset_urn=sides.dataset_urn, column=c, data="dropped: the head relation does not have it")
+        for c in base_order
+        if c not in head_columns
+    ]
+    found += [
+        ColumnReading(dataset_urn=sides.dataset_urn, column=c, data="a new column: only the head relation has it")
+        for c in head_order
+        if c not in base_columns
+    ]
     for column in columns:
         reading = read_column(
             sides.dataset_urn, column, rows.frame[f"base.{column}"], rows.frame[f"head.{column}"], declared.get(column)

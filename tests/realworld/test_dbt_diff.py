@@ -251,6 +251,9 @@ def test_a_change_no_model_reads_passes_with_every_model_measured(diff: Diff) ->
     assert (answer["verdict"], code) == ("PASS", 0), [m["reasons"] for m in answer["models"]]
     assert answer["coverage_complete"] and len(answer["models"]) == 3
     assert all(m["metrics"] is not None and m["metrics"]["flips"] == 0 for m in answer["models"])
+    assert [(r["column"], r["data"]) for r in answer["readings"]] == [
+        ("feature_set", "a new column: only the head relation has it")
+    ]
 
 
 def test_the_two_dbt_manifests_name_the_relations(diff: Diff) -> None:
