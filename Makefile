@@ -80,7 +80,7 @@ system-deps:  # each pair quoted: a glob is for the script to match, not for thi
 TEST_WORKERS ?= 2
 
 test: $(STAMP) system-deps lint
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # The fast loop while working: lint, types and every test not marked slow or browser (no PostgreSQL, no Chromium,
 # no dbt world). `make test` before a change is done.
