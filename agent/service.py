@@ -43,6 +43,7 @@ from tools.settings import ProvenanceSettings
 log = logging.getLogger(__name__)
 
 ASSESS_PATH = "/provenance/assess"
+LINEAGE_PATH = "/provenance/lineage"
 _MAX_BODY = 1 << 20
 
 
@@ -111,6 +112,20 @@ class AssessmentService:
         """Run the assessment on the service's loop; what the CLI prints, both ways, and the verdict."""
         return asyncio.run_coroutine_threadsafe(self._assess(request), self._loop).result()
 
+    def lineage(self, request: LineageRequest) -> dict[str, Any]:
+        """The lineage answer on the service's open catalog: the CLI's text and JSON."""
+        return asyncio.run_coroutine_threadsafe(self._lineage(request), self._loop).result()
+
+    async def _lineage(self, request: LineageRequest) -> dict[str, Any]:
+        from tools.catalog.render import render_discovery
+
+        check_dataset_urn(request.dataset)
+        found = await (await self._handle.discoverer()).discover(request.dataset, request.field)
+        return {
+            "text": render_discovery(found),
+            "json": found.model_dump(mode="json", exclude={"dataset": {"raw"}}),
+        }
+
     async def _assess(self, request: AssessRequest) -> dict[str, Any]:
         check_dataset_urn(request.dataset)
         mutation = parse_mutation(request.op, request.params, fraction=request.fraction, seed=request.seed)
@@ -124,6 +139,14 @@ class AssessmentService:
         }
 
 
+class LineageRequest(BaseModel):
+    """`provenance lineage`'s arguments, as the client sends them."""
+
+    model_config = ConfigDict(extra="forbid")
+    dataset: str
+    field: str
+
+
 def _handler(service: AssessmentService) -> type[JsonHandler]:
     class Handler(JsonHandler):
         timeout = 60  # a stalled connection is closed, and its thread ends
@@ -132,7 +155,7 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
             log.debug("assess service: " + format, *args)
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            if self.path != ASSESS_PATH:
+            if self.path not in (ASSESS_PATH, LINEAGE_PATH):
                 self.reply(HTTPStatus.NOT_FOUND, {"kind": "bad_input", "error": f"no such path {self.path}"})
                 return
             if not self.bearer_matches(service.token):
@@ -150,8 +173,11 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
                 self.reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"kind": "bad_input", "error": "request too large"})
                 return
             try:
-                request = AssessRequest.model_validate_json(self.rfile.read(length))
-                self.reply(HTTPStatus.OK, service.assess(request))
+                body = self.rfile.read(length)
+                if self.path == LINEAGE_PATH:
+                    self.reply(HTTPStatus.OK, service.lineage(LineageRequest.model_validate_json(body)))
+                else:
+                    self.reply(HTTPStatus.OK, service.assess(AssessRequest.model_validate_json(body)))
             except ValidationError as exc:  # the request body itself
                 self.reply(HTTPStatus.BAD_REQUEST, {"kind": "bad_input", "error": str(exc)})
             except ProvenanceError as exc:  # as `provenance assess` sorts them (tools/errors.py)

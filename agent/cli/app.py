@@ -56,7 +56,7 @@ HANDLERS: dict[str, Handler] = {
     "demo": LazyCommand("catalog", "_cmd_demo"),
     "seed": LazyCommand("catalog", "_cmd_seed"),
     "catalog": LazyCommand("catalog", "_cmd_catalog"),
-    "lineage": LazyCommand("catalog", "_cmd_lineage"),
+    "lineage": LazyCommand("lineage", "_cmd_lineage"),
     "scan": LazyCommand("scan", "_cmd_scan"),
     "mcp": LazyCommand("mcp_command", "_cmd_mcp"),
     "bind": LazyCommand("bind", "_cmd_bind"),

@@ -71,9 +71,19 @@ def request_body(args: argparse.Namespace) -> bytes:
 
 def assess_remotely(service: AssessService, args: argparse.Namespace) -> dict[str, Any]:
     """The service's reply ({"verdict", "summary", "text"}); its errors raised as a local run would raise them."""
+    return _post(service, service.url, request_body(args))
+
+
+def lineage_remotely(service: AssessService, dataset: str, field: str) -> dict[str, Any]:
+    """`provenance lineage` answered by the service ({"text", "json"}): its catalog is open, its libraries loaded."""
+    url = service.url.rsplit("/", 1)[0] + "/lineage"
+    return _post(service, url, json.dumps({"dataset": dataset, "field": field}).encode())
+
+
+def _post(service: AssessService, url: str, body: bytes) -> dict[str, Any]:
     request = urllib.request.Request(
-        service.url,
-        data=request_body(args),
+        url,
+        data=body,
         headers={"Content-Type": "application/json", "Authorization": f"Bearer {service.token}"},
         method="POST",
     )

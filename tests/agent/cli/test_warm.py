@@ -59,6 +59,8 @@ def test_a_command_leaves_one_service_the_next_use_it_and_a_dead_or_stale_one_is
         assessed = _cli(env, "-v", "assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale",
                         "--param", "factor=100", "--no-publish")  # fmt: skip
         assert assessed.returncode == 20 and f"assessed by `provenance catalog serve` (pid {pid})" in assessed.stderr
+        lineage = _cli(env, "lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amount")
+        assert lineage.stdout.rstrip().endswith(f"(`provenance catalog serve`, pid {pid})"), lineage.stderr
         status = _cli(env, "service", "status")
         assert f"warm (background) service for {seeded_home}: pid {pid}" in status.stdout
         # two commands finishing together while none runs start exactly one
