@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sqlite3
 
-from tools.catalog.served import find_served
 from tools.errors import BadRequest
 from tools.settings import ProvenanceSettings
 
@@ -32,8 +31,15 @@ def _entities(path: str) -> int:
 def require_readable_catalog(settings: ProvenanceSettings) -> None:
     """Before a command that reads the catalog creates anything in the home: the embedded catalog it would start
     must have entities (a DataHub server, or a served catalog, answers for itself)."""
-    if settings.provenance_catalog == "embedded" and find_served(settings) is None:
-        require_embedded_catalog(settings)
+    if settings.provenance_catalog != "embedded":
+        return
+    try:
+        require_embedded_catalog(settings)  # the file first: a few milliseconds, no MCP stack imported
+    except NoCatalog:
+        from tools.catalog.served import find_served
+
+        if find_served(settings) is None:
+            raise
 
 
 def require_embedded_catalog(settings: ProvenanceSettings) -> None:
