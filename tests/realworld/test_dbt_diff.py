@@ -33,6 +33,7 @@ from tests.realworld.dbt_world import (
     DbtModel,
     DbtWorld,
     _dbt_env,
+    copy_dbt_world,
     dbt_executable,
 )
 from tests.realworld.test_dbt_gate import EXIT, _clean_environment
@@ -149,24 +150,34 @@ class Diff:
         return code, json.loads(out.out)
 
 
-@pytest.fixture
-def diff(
-    built: Built, dbt_world_copy: DbtWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capfd: pytest.CaptureFixture[str],
-) -> Diff:  # fmt: skip
+def _environment(monkeypatch: pytest.MonkeyPatch, world: DbtWorld, home: Path) -> None:
     _clean_environment(monkeypatch)
-    world = dbt_world_copy
-    monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PROVENANCE_HOME", str(home))
     monkeypatch.setenv("PROVENANCE_LITE_DB", str(world.lite.catalog_db))
     monkeypatch.setenv("PROVENANCE_ARTIFACT_ROOTS", str(world.dir))
     monkeypatch.chdir(world.dir)
-    for model in (world.fraud, world.severity, world.pricing):
+
+
+@pytest.fixture(scope="module")
+def bound(dbt_world: DbtWorld, tmp_path_factory: pytest.TempPathFactory) -> DbtWorld:
+    """A private copy of the world with the three production models bound by `provenance bind`, once per module."""
+    world = copy_dbt_world(dbt_world, tmp_path_factory.mktemp("diff-world") / "dbt-world")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _environment(monkeypatch, world, tmp_path_factory.mktemp("bind-home"))
         monkeypatch.setenv("MLFLOW_TRACKING_URI", world.mlflow_uri)
-        code = main(["bind", model.name, "--version", model.version, "--label", model.label, "--yes"])
-        monkeypatch.delenv("MLFLOW_TRACKING_URI")
-        assert code == 0, capfd.readouterr()
+        for model in (world.fraud, world.severity, world.pricing):
+            code = main(["bind", model.name, "--version", model.version, "--label", model.label, "--yes"])
+            assert code == 0, model.name
+    return world
+
+
+@pytest.fixture
+def diff(
+    built: Built, bound: DbtWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> Diff:
+    _environment(monkeypatch, bound, tmp_path / "home")
     capfd.readouterr()
-    return Diff(Built(world, built.projects), capfd)
+    return Diff(Built(bound, built.projects), capfd)
 
 
 # --- the test's own computation ----------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ def _rows(s: Sides) -> str:
         return "rows not counted"
     gone = f"{s.only_base:,} gone ({pct((s.only_base or 0) / s.base_rows if s.base_rows else 0.0, 1)})"
     new = f"{s.only_head:,} new ({pct((s.only_head or 0) / s.base_rows if s.base_rows else 0.0, 1)})"
-    return f"{s.base_rows:,} rows → {s.head_rows:,}; {gone}, {new}; {s.sampled or 0:,} paired rows scored"
+    size = f", {s.sample_bytes / 1e6:.1f} MB read" if s.sample_bytes is not None else ""
+    return f"{s.base_rows:,} rows → {s.head_rows:,}; {gone}, {new}; {s.sampled or 0:,} paired rows scored{size}"
 
 
 def _headline(m: ModelDiff) -> str:
