@@ -27,34 +27,13 @@ from tools.catalog.serve_state import live_state, stop_process
 from tools.settings import ProvenanceSettings
 
 ROOT = Path(__file__).resolve().parents[1]
+ASSESS = ["assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--no-publish"]
 KINDS = {
     "lineage": ["lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amount"],
     "ask (lineage)": ["ask", "which models use payments.public.transactions.amount?"],
-    "assess": [
-        "assess",
-        "--dataset",
-        POSTGRES_TABLE_URN,
-        "--field",
-        "amount",
-        "--op",
-        "scale",
-        "--param",
-        "factor=100",
-        "--no-publish",
-    ],  # fmt: skip
+    "assess": [*ASSESS, "--param", "factor=100"],
     "check examples/CHANGES.yml": ["check", str(ROOT / "examples" / "CHANGES.yml")],
-    "refusal (factor=abc)": [
-        "assess",
-        "--dataset",
-        POSTGRES_TABLE_URN,
-        "--field",
-        "amount",
-        "--op",
-        "scale",
-        "--param",
-        "factor=abc",
-        "--no-publish",
-    ],  # fmt: skip
+    "refusal (factor=abc)": [*ASSESS, "--param", "factor=abc"],
     "runs": ["runs"],
 }
 

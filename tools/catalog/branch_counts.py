@@ -48,6 +48,18 @@ def relation_name(qualified: str, dialect: str | None) -> str:
     return ".".join(parts[1:]) if dialect in ("postgres", "redshift") and len(parts) == 3 else qualified
 
 
+def single_select(statement: str, dialect: str | None) -> str:
+    """The statement in the dialect, once checked to be one SELECT that neither defines nor changes anything;
+    WarehouseError otherwise (nothing is run)."""
+    try:
+        parsed = sqlglot.parse(statement, read=dialect)
+    except (ParseError, TokenError) as exc:
+        raise WarehouseError(f"a statement Provenance built is not SQL it can check: {exc}") from exc
+    if len(parsed) != 1 or not isinstance(parsed[0], exp.Select) or parsed[0].find(exp.DDL, exp.DML):
+        raise WarehouseError("a statement is not a single SELECT; not run")
+    return parsed[0].sql(dialect=dialect)
+
+
 @lru_cache(maxsize=4)
 def _warehouse(url: str) -> ReadOnlyWarehouse:
     return ReadOnlyWarehouse(url)
@@ -66,12 +78,7 @@ class ReadOnlyWarehouse:
 
     def table(self, statement: str, dialect: str | None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """The statement's column names and rows."""
-        try:
-            parsed = sqlglot.parse(statement, read=dialect)
-        except (ParseError, TokenError) as exc:
-            raise WarehouseError(f"a statement Provenance built is not SQL it can check: {exc}") from exc
-        if len(parsed) != 1 or not isinstance(parsed[0], exp.Select) or parsed[0].find(exp.DDL, exp.DML):
-            raise WarehouseError("a statement is not a single SELECT; not run")
+        checked = single_select(statement, dialect)
         from sqlalchemy import create_engine
         from sqlalchemy.exc import SQLAlchemyError
 
@@ -82,7 +89,7 @@ class ReadOnlyWarehouse:
                 if conn.dialect.name == "postgresql":
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {TIMEOUT_SECONDS * 1000}")
-                result = conn.exec_driver_sql(parsed[0].sql(dialect=dialect))
+                result = conn.exec_driver_sql(checked)
                 names, found = list(result.keys()), [tuple(row) for row in result.fetchall()]
                 conn.rollback()
         except SQLAlchemyError as exc:

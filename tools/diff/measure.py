@@ -23,7 +23,7 @@ from policies import (
 )
 from tools.catalog.discovery import AffectedModel
 from tools.diff.columns import column_diff
-from tools.diff.rows import PairedRows, paired_rows
+from tools.diff.rows import PairedRows, paired_rows, relation_sql
 from tools.diff.schema import ModelDiff, Sides
 from tools.diff.warehouse import DiffWarehouse
 from tools.evidence.plots import slugify, write_plots
@@ -91,8 +91,8 @@ def measure_model(job: DiffJob, warehouse: DiffWarehouse) -> tuple[ModelDiff, Pa
     if inputs is None:
         why = "its pipeline records no input column names (feature_names_in_); fit it on a pandas DataFrame"
         return _incomplete(job, "inputs_unknown", f"which columns the model reads is unknown: {why}"), None
-    base_columns = set(warehouse.columns(_quoted(job.sides.base)))
-    head_columns = set(warehouse.columns(_quoted(job.sides.head)))
+    base_columns = set(warehouse.columns(relation_sql(job.sides.base)))
+    head_columns = set(warehouse.columns(relation_sql(job.sides.head)))
     absent = [job.column(c) for c in inputs if job.column(c) not in base_columns]
     if absent:
         return _incomplete(
@@ -183,9 +183,3 @@ def _without_label_metrics(metrics: ModelMetrics) -> ModelMetrics:
     if metrics.task == "binary":
         return metrics.model_copy(update={"binary": BinaryMetrics(positives=0, negatives=0, auc=None)})
     return metrics.model_copy(update={"multiclass": None})
-
-
-def _quoted(relation: str) -> str:
-    from tools.diff.rows import relation_sql
-
-    return relation_sql(relation)

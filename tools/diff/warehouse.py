@@ -10,11 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
-
-from tools.catalog.branch_counts import ReadOnlyWarehouse, WarehouseError
+from tools.catalog.branch_counts import ReadOnlyWarehouse, WarehouseError, single_select
 from tools.errors import BadRequest
 
 _DIALECTS = {"postgresql": "postgres", "postgres": "postgres", "duckdb": "duckdb", "redshift": "redshift"}
@@ -33,16 +29,6 @@ def dialect_of(url: str) -> str:
             "duckdb:///path/to/file.duckdb"
         )
     return _DIALECTS.get(scheme, scheme)
-
-
-def _single_select(statement: str, dialect: str) -> str:
-    try:
-        parsed = sqlglot.parse(statement, read=dialect)
-    except (ParseError, TokenError) as exc:
-        raise WarehouseError(f"a statement Provenance built is not SQL it can check: {exc}") from exc
-    if len(parsed) != 1 or not isinstance(parsed[0], exp.Select) or parsed[0].find(exp.DDL, exp.DML):
-        raise WarehouseError("a statement is not a single SELECT; not run")
-    return parsed[0].sql(dialect=dialect)
 
 
 @dataclass
@@ -68,7 +54,7 @@ class DiffWarehouse:
         """The statement's column names and rows."""
         if self._sqlalchemy is not None:
             return self._sqlalchemy.table(statement, self.dialect)
-        sql = _single_select(statement, self.dialect)
+        sql = single_select(statement, self.dialect)
         import duckdb
 
         try:
