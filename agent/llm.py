@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from agent.chat_keys import API_KEY_ENVS
 from agent.llm_providers import (
     CHAT_TIMEOUT_ENV,
     MAX_RETRIES,
@@ -36,7 +37,6 @@ from tools.errors import ServiceFailure
 DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
 MODEL_ENV = "PROVENANCE_GEMINI_MODEL"
 BASE_URL_ENV = "PROVENANCE_GEMINI_BASE_URL"  # another endpoint (a gateway, or a local stub in tests)
-API_KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")  # the order langchain-google-genai checks them in
 
 _MAX_ERROR_CHARS = 500
 

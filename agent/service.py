@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.assessment import assess_change
 from agent.context import AgentContext
+from agent.served_commands import COMMAND_PATH, CommandRequest, CommandRunner, NotServedHere
 from policies import load_policy
 from tools.catalog.handle import CatalogHandle
 from tools.catalog.resolve import check_dataset_urn
@@ -75,6 +76,7 @@ class AssessmentService:
         # 5.5 s for the first request while the workers still import).
         self._context = AgentContext(settings=settings, catalog=self._handle)
         self._server: BoundedHTTPServer | None = None
+        self.commands = CommandRunner()
 
     @property
     def url(self) -> str:
@@ -155,7 +157,7 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
             log.debug("assess service: " + format, *args)
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            if self.path not in (ASSESS_PATH, LINEAGE_PATH):
+            if self.path not in (ASSESS_PATH, LINEAGE_PATH, COMMAND_PATH):
                 self.reply(HTTPStatus.NOT_FOUND, {"kind": "bad_input", "error": f"no such path {self.path}"})
                 return
             if not self.bearer_matches(service.token):
@@ -176,8 +178,12 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
                 body = self.rfile.read(length)
                 if self.path == LINEAGE_PATH:
                     self.reply(HTTPStatus.OK, service.lineage(LineageRequest.model_validate_json(body)))
+                elif self.path == COMMAND_PATH:
+                    self.reply(HTTPStatus.OK, service.commands.run(CommandRequest.model_validate_json(body)))
                 else:
                     self.reply(HTTPStatus.OK, service.assess(AssessRequest.model_validate_json(body)))
+            except NotServedHere as exc:  # the client runs the command itself
+                self.reply(HTTPStatus.CONFLICT, {"kind": "not_here", "error": str(exc)})
             except ValidationError as exc:  # the request body itself
                 self.reply(HTTPStatus.BAD_REQUEST, {"kind": "bad_input", "error": str(exc)})
             except ProvenanceError as exc:  # as `provenance assess` sorts them (tools/errors.py)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from agent.cli.parser import build_parser
 from agent.cli.precheck import Refused, precheck
+from agent.cli.terminal import AskTheClient
 from tools.errors import EXIT_FAILURE, ProvenanceError, exit_code
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class LazyCommand:
 HANDLERS: dict[str, Handler] = {
     "ask": LazyCommand("conversation", "_cmd_ask"),
     "resume": LazyCommand("conversation", "_cmd_resume"),
-    "runs": LazyCommand("conversation", "_cmd_runs"),
+    "runs": LazyCommand("runs", "_cmd_runs"),
     "publish": LazyCommand("conversation", "_cmd_publish"),
     "traces": LazyCommand("traces", "_cmd_traces"),
     "replay": LazyCommand("traces", "_cmd_replay"),
@@ -100,6 +101,12 @@ def _run(argv: Sequence[str] | None) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exit_code(exc)
+    if settings.warm_service:  # this home's warm service runs it, when one runs (agent/cli/forward.py)
+        from agent.cli.forward import forward
+
+        forwarded = forward(settings, args, list(sys.argv[1:] if argv is None else argv))
+        if forwarded is not None:
+            return forwarded
     try:
         if args.command in READS_THE_CATALOG:  # before anything is created in a wrong home
             from tools.catalog.presence import require_readable_catalog
@@ -114,7 +121,7 @@ def _run(argv: Sequence[str] | None) -> int:
     except ProvenanceError as exc:  # raised on purpose: the message is for the user, the class says the exit code
         print(f"error: {exc}", file=sys.stderr)
         return exit_code(exc)
-    except BrokenPipeError:  # stdout's reader went away (`| head`): main() handles it, it is not a disk problem
+    except (BrokenPipeError, AskTheClient):  # a closed pipe is main()'s; a client's question the service's to pass on
         raise
     except OSError as exc:  # a full disk while writing evidence keeps nothing half-written: resuming is safe
         print(f"error: {exc}{_disk_advice(exc, args)}", file=sys.stderr)

@@ -101,6 +101,12 @@ def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
             return EXIT_OK
     from agent.service import assessment_service  # the graph and scikit-learn: imported once, here
 
+    # Commands run for clients in their working directories (agent/served_commands.py): a relative home or catalog
+    # file must keep meaning this one (PROVENANCE_HOME is not in the service's stamp; a relative PROVENANCE_LITE_DB
+    # resolves in the client's directory, as the client resolved it to find this service).
+    settings = settings.model_copy(update={"provenance_home": settings.home, "provenance_lite_db": settings.lite_db})
+    os.environ["PROVENANCE_HOME"] = str(settings.home)
+
     with (
         serve_catalog(settings, port=args.port, token=_serve_token(args), mcp_port=args.mcp_port) as served,
         assessment_service(settings, served.gms_token) as service,

@@ -1,4 +1,4 @@
-"""Conversation commands: ask, resume a pending approval, list runs, (re)publish a run."""
+"""Conversation commands: ask, resume a pending approval, (re)publish a run."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import uuid
 
 from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.cli.progress import terminal_progress
+from agent.cli.terminal import AskTheClient, decided_on_terminal, on_terminal, served_for_client, shown_lines
 from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.nodes.approval import publish_run
 from agent.nodes.respond import measured_lines
-from agent.plan_sentence import dataset_name
 from agent.schemas import Intent
 from agent.state import AgentState, ApprovalDecision, ApprovalRequest, PublishMode
 from tools.catalog.handle import CatalogHandle
 from tools.evidence.schema import Evidence
-from tools.evidence.store import EvidenceError, list_run_ids, read_evidence
+from tools.evidence.store import read_evidence
 from tools.mutations import PlanError
 from tools.settings import ProvenanceSettings
 
@@ -34,10 +34,11 @@ def understood(state: AgentState) -> bool:
 
 
 def _decision(args: argparse.Namespace) -> ApprovalDecision | None:
+    where = "tty" if decided_on_terminal() else "cli"  # a warm service's client answered its terminal's question
     if getattr(args, "approve", False):
-        return ApprovalDecision(decision="approve", by=f"cli:{getpass.getuser()}")
+        return ApprovalDecision(decision="approve", by=f"{where}:{getpass.getuser()}")
     if getattr(args, "reject", False):
-        return ApprovalDecision(decision="reject", by=f"cli:{getpass.getuser()}")
+        return ApprovalDecision(decision="reject", by=f"{where}:{getpass.getuser()}")
     return None
 
 
@@ -56,9 +57,14 @@ def why(state: AgentState) -> list[str]:
     return [f"Verdict: {state.verdict}", *reasons, *(f"  {line}" for line in measured_lines(state))]
 
 
-def _ask_on_terminal(request: ApprovalRequest, state: AgentState) -> ApprovalDecision:
+PUBLISH_QUESTION = "Publish to DataHub? [y/N] "
+
+
+def _ask_on_terminal(request: ApprovalRequest, state: AgentState, thread_id: str) -> ApprovalDecision:
     print(*why(state), "", *approval_text(request), sep="\n")
-    answer = input("Publish to DataHub? [y/N] ").strip().lower()
+    if served_for_client():  # the person is at the client's terminal: it asks, and resumes this thread with the answer
+        raise AskTheClient(PUBLISH_QUESTION, ["resume", thread_id], frozenset(line.strip() for line in why(state)))
+    answer = input(PUBLISH_QUESTION).strip().lower()
     return ApprovalDecision(decision="approve" if answer in ("y", "yes") else "reject", by=f"tty:{getpass.getuser()}")
 
 
@@ -90,11 +96,12 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
                 turn = await continue_thread(session, args.thread)
             else:
                 turn = await session.decide(args.thread, decision)
-        shown: set[str] = set()  # lines the approval prompt printed, not printed again with the answer
+        shown: set[str] = set(shown_lines())  # lines the approval prompt printed, not printed again with the answer
         while turn.pending is not None:
-            decision = _decision(args)
-            if decision is None and sys.stdin.isatty():
-                decision = _ask_on_terminal(turn.pending, turn.state)
+            # a decision typed at a client's terminal answered the first question only: a later one is asked too
+            decision = None if decided_on_terminal() else _decision(args)
+            if decision is None and on_terminal():
+                decision = _ask_on_terminal(turn.pending, turn.state, turn.thread_id)
                 shown |= {line.strip() for line in why(turn.state)}
             if decision is None:  # off a terminal: the same reasons a terminal shows, then how to decide
                 print(*why(turn.state), f"Evidence: {turn.pending.report}", sep="\n")
@@ -129,27 +136,6 @@ def _cmd_ask(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
 
 def _cmd_resume(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
     return asyncio.run(_converse(settings, args, None))
-
-
-def _cmd_runs(settings: ProvenanceSettings, _args: argparse.Namespace) -> int:
-    ids = list_run_ids(settings.home)
-    if not ids:
-        print(f"No runs under {settings.home / 'runs'} yet.")
-        return EXIT_OK
-    rows: list[tuple[str, ...]] = [("RUN", "VERDICT", "CHANGE", "FIELD", "PUBLICATION")]
-    for run_id in ids:
-        try:
-            ev = read_evidence(settings.home, run_id)
-        except EvidenceError as exc:
-            rows.append((run_id, f"unreadable: {exc}"))
-            continue
-        target = f"{dataset_name(ev.request.dataset_urn)}.{ev.request.field}"
-        rows.append((run_id, str(ev.verdict), ev.request.op, target, ev.publication.status))
-    widths = [max(len(row[i]) for row in rows if len(row) > i + 1) for i in range(4)]  # the last column is free
-    for row in rows:
-        cells = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
-        print("  ".join(cells))
-    return EXIT_OK
 
 
 def _approved_here(evidence: Evidence, yes: bool) -> str | None:

@@ -80,7 +80,15 @@ def lineage_remotely(service: AssessService, dataset: str, field: str) -> dict[s
     return _post(service, url, json.dumps({"dataset": dataset, "field": field}).encode())
 
 
-def _post(service: AssessService, url: str, body: bytes) -> dict[str, Any]:
+def command_remotely(service: AssessService, request: dict[str, Any]) -> dict[str, Any]:
+    """A client's command run by the service (agent/served_commands.py): {"code", "stdout", "stderr", "ask"}."""
+    url = service.url.rsplit("/", 1)[0] + "/command"
+    return _post(service, url, json.dumps(request).encode(), timeout=None)  # a scan may take longer than any bound
+
+
+def _post(
+    service: AssessService, url: str, body: bytes, timeout: float | None = REQUEST_TIMEOUT_SECONDS
+) -> dict[str, Any]:
     request = urllib.request.Request(
         url,
         data=body,
@@ -88,7 +96,7 @@ def _post(service: AssessService, url: str, body: bytes) -> dict[str, Any]:
         method="POST",
     )
     try:
-        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_SECONDS) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             reply: dict[str, Any] = json.loads(response.read())
             return reply
     except urllib.error.HTTPError as exc:
@@ -104,6 +112,8 @@ def _post(service: AssessService, url: str, body: bytes) -> dict[str, Any]:
 def _raise(service: AssessService, kind: object, message: str) -> NoReturn:
     if kind == "bad_input":
         raise Refused(message)
+    if kind == "not_here":  # busy with another command, or another chat model: the client runs it
+        raise ServiceUnavailable(f"the service did not run the command ({message})")
     if kind == "auth":
         raise ServiceUnavailable(f"the assessment service refused this client ({message})")
     from tools.catalog.session import CatalogError  # the MCP stack, only on this error path

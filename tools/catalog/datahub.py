@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL
+from tools.catalog.entity import EntitySummary
 from tools.catalog.session import CatalogSession, CatalogToolError, WriterSession
 
 # get_aspect_history answers at most 10 URNs and 52,000 characters per call, each value up to 12,000 characters:
@@ -28,37 +29,6 @@ class SchemaField(BaseModel):
     description: str | None = None
     # qualified name -> value(s), as list_schema_fields returns them (e.g. io.provenance.tolerance, one per model)
     structured_properties: dict[str, Any] = Field(default_factory=dict, alias="structuredProperties")
-
-
-class EntitySummary(BaseModel):
-    """The parts of a GetEntity answer Provenance reasons about."""
-
-    urn: str
-    type: str
-    name: str | None = None
-    description: str | None = None
-    platform: str | None = None
-    owners: list[str] = []
-    tags: list[str] = []
-    custom_properties: dict[str, str] = {}
-    related_documents: list[str] = []
-    raw: dict[str, Any] = {}
-
-    @classmethod
-    def from_graphql(cls, entity: dict[str, Any]) -> EntitySummary:
-        props = entity.get("properties") or {}
-        return cls(
-            urn=entity["urn"],
-            type=entity.get("type", ""),
-            name=entity.get("name") or props.get("name"),
-            description=entity.get("description") or props.get("description"),
-            platform=(entity.get("platform") or {}).get("name"),
-            owners=[o["owner"]["urn"] for o in (entity.get("ownership") or {}).get("owners", [])],
-            tags=[t["tag"]["urn"] for t in (entity.get("tags") or {}).get("tags", [])],
-            custom_properties={p["key"]: p.get("value", "") for p in props.get("customProperties") or []},
-            related_documents=[d["urn"] for d in (entity.get("relatedDocuments") or {}).get("documents", [])],
-            raw=entity,
-        )
 
 
 class LineageHit(BaseModel):

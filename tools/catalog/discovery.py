@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from tools.catalog.coverage import Coverage
-from tools.catalog.datahub import EntitySummary
+from tools.catalog.entity import EntitySummary
 
 
 class RerunPlan(BaseModel):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.catalog.datahub import CatalogReader, EntitySummary, SchemaField
+from tools.catalog.datahub import CatalogReader, SchemaField
+from tools.catalog.entity import EntitySummary
 from tools.catalog.feast_registry import FeastRegistry
 from tools.catalog.feature_store import FEAST_REPO_ENV, SEARCH_LIMIT, UNKNOWN_DATASET, feature_parts
 from tools.errors import BadRequest

@@ -23,7 +23,8 @@ from tools.catalog.calls import ToolCallRecord, collect_calls
 from tools.catalog.column_paths import column_paths, is_unreadable, unreadable_path
 from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.coverage import Coverage, ModelReach
-from tools.catalog.datahub import CatalogReader, EntitySummary, LineageHit, SchemaField
+from tools.catalog.datahub import CatalogReader, LineageHit, SchemaField
+from tools.catalog.entity import EntitySummary
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
 from tools.catalog.feast_registry import FeastRegistry, FeastRegistryError, registry_from_environment
 from tools.catalog.feature_store import FeatureStoreLinker

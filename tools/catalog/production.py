@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tools.catalog.conventions import ProductionMarkers
-from tools.catalog.datahub import EntitySummary
+from tools.catalog.entity import EntitySummary
 
 
 @dataclass(frozen=True)

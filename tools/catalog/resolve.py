@@ -11,7 +11,8 @@ import difflib
 import re
 
 from tools.catalog.conventions import Conventions, load_conventions
-from tools.catalog.datahub import CatalogReader, EntitySummary, SchemaField
+from tools.catalog.datahub import CatalogReader, SchemaField
+from tools.catalog.entity import EntitySummary
 from tools.catalog.siblings import without_dbt_twins
 from tools.catalog.training_runs import dataset_parts
 from tools.catalog.urn_shape import not_a_dataset_urn

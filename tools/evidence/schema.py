@@ -15,7 +15,7 @@ from policies import ModelMetrics, Reason, TaskName, Verdict
 from tools.catalog.coverage import Coverage
 from tools.catalog.discovery import LineageStep
 from tools.errors import FailureKind
-from tools.mutations import Mutation
+from tools.mutations.operators import Mutation
 
 if TYPE_CHECKING:
     import numpy as np

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from tools.catalog.datahub import CatalogReader, CatalogWriter, EntitySummary
+from tools.catalog.datahub import CatalogReader, CatalogWriter
+from tools.catalog.entity import EntitySummary
 from tools.catalog.session import CatalogError
 from tools.evidence.schema import Evidence, PublicationRecord
 

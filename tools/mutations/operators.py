@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tools.errors import BadRequest
+
+if TYPE_CHECKING:  # pandas is imported where a value is checked: evidence files load without it (`provenance runs`)
+    import pandas as pd
 
 Kind = Literal["numeric", "boolean", "categorical", "other"]
 _ALL_KINDS: frozenset[str] = frozenset({"numeric", "boolean", "categorical", "other"})
@@ -174,10 +176,12 @@ class CategoryRemap(Operator):
         if not series.isin(list(self.mapping)).any():
             raise PlanError(
                 f"category_remap: none of the mapping keys {sorted(self.mapping)[:10]} occur in column "
-                f"{series.name!r}; some values it holds: {list(pd.unique(series.dropna()))[:10]}"
+                f"{series.name!r}; some values it holds: {list(series.dropna().unique())[:10]}"
             )
 
     def transform_categorical(self, values: np.ndarray) -> np.ndarray:
+        import pandas as pd
+
         positions = pd.Index(list(self.mapping)).get_indexer(pd.Index(values))
         hit = positions >= 0
         out = values.copy()

@@ -8,7 +8,7 @@ import pytest
 
 from policies import Policy, StructuralRule, Verdict, load_policy
 from tools.catalog.coverage import Coverage
-from tools.catalog.datahub import EntitySummary
+from tools.catalog.entity import EntitySummary
 from tools.catalog.discovery import AffectedModel, Discovery
 from tools.changes.result import EntryResult
 from tools.changes.schema import UnmappedChange

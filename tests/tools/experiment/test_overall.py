@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from policies import Verdict
 from tools.catalog.coverage import Coverage, ModelReach
-from tools.catalog.datahub import EntitySummary
+from tools.catalog.entity import EntitySummary
 from tools.catalog.discovery import AffectedModel, Discovery
 from tools.experiment.measure import every_production_model, overall
 
