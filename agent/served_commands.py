@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from agent.cli.terminal import AskTheClient, serve_for_client
 from agent.chat_keys import chat_keys_digest
+from agent.cli.terminal import AskTheClient, serve_for_client
 from tools.errors import ServiceFailure
 from tools.json_http import Activity
 

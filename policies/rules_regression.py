@@ -6,7 +6,7 @@ from __future__ import annotations
 from policies.metrics import ModelMetrics, PairedChange, RegressionMetrics
 from policies.rules_common import band_reason, missing_task_metrics, sample_reasons, significant_size_reason
 from policies.sections import RegressionRules, SignificantIncreaseRule
-from policies.text import pct, share_setting
+from policies.text import share_range, share_setting
 from policies.verdicts import Reason
 
 
@@ -33,7 +33,7 @@ def _increase_reason(
 def _moved_reason(m: ModelMetrics, r: RegressionMetrics, rules: RegressionRules) -> Reason:
     detail = (
         f" (|change| > {r.tolerance:.4g} = {r.tolerance_basis}; {share_setting(m.confidence)} CI "
-        f"{pct(r.moved_share_ci_low, 1)}-{pct(r.moved_share_ci_high, 1)}, {r.moved} of {m.n_scored})"
+        f"{share_range(r.moved_share_ci_low, r.moved_share_ci_high)}, {r.moved} of {m.n_scored})"
     )
     return band_reason("moved_share", "moved share", r.moved_share, rules.moved_share, percent=True, detail=detail)
 

@@ -44,7 +44,9 @@ def forward(settings: ProvenanceSettings, args: argparse.Namespace, argv: Sequen
     service = find_service(settings)
     if service is None:
         return None
-    verbose = [arg for arg in argv[: argv.index(args.command)] if arg in ("-v", "--verbose")] if args.command in argv else []
+    verbose = (
+        [arg for arg in argv[: argv.index(args.command)] if arg in ("-v", "--verbose")] if args.command in argv else []
+    )
     request: dict[str, Any] = {
         "argv": list(argv),
         "cwd": os.getcwd(),
@@ -69,9 +71,7 @@ def forward(settings: ProvenanceSettings, args: argparse.Namespace, argv: Sequen
         try:
             reply = command_remotely(service, request)
         except ServiceUnavailable as exc:  # the question was answered; the decision is not lost: it can be given again
-            print(
-                f"error: {exc}; the approval is still pending: run `provenance {' '.join(resume)}`", file=sys.stderr
-            )
+            print(f"error: {exc}; the approval is still pending: run `provenance {' '.join(resume)}`", file=sys.stderr)
             return EXIT_FAILURE
 
 

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import sys
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 
 _CLIENT_TERMINAL: ContextVar[bool | None] = ContextVar("provenance_client_terminal", default=None)
 _DECIDED_ON_TERMINAL: ContextVar[bool] = ContextVar("provenance_decided_on_terminal", default=False)
 _SHOWN: ContextVar[frozenset[str]] = ContextVar("provenance_shown_lines", default=frozenset())
 
 
-@dataclass(frozen=True)
-class AskTheClient(Exception):
+class AskTheClient(Exception):  # noqa: N818 - not an error: the served command's way of handing over a question
     """A served command reached a question for the person at the client's terminal. `resume` is the command that
     carries the answer on (`--approve` or `--reject` is appended), `shown` the lines already printed."""
 
-    question: str
-    resume: list[str]
-    shown: frozenset[str] = field(default_factory=frozenset)
+    def __init__(self, question: str, resume: list[str], shown: frozenset[str] = frozenset()) -> None:
+        super().__init__(question)
+        self.question, self.resume, self.shown = question, resume, shown
 
 
 def on_terminal() -> bool:

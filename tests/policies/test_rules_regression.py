@@ -56,6 +56,14 @@ def test_moved_share_thresholds(value: float, expected: Verdict) -> None:
     assert f"{value:.1%}" in reason.message and "0.1 x baseline prediction std" in reason.message
 
 
+def test_a_moved_share_near_one_writes_its_interval_as_every_other_share_interval() -> None:
+    """The demo's regressor said "95% CI 99.9%-> 99.9%": the one interval not written by `share_range`."""
+    moved: dict[str, Any] = {"moved_share": 0.99986, "moved": 7199, "moved_share_ci_low": 0.99921,
+                             "moved_share_ci_high": 0.99998}  # fmt: skip
+    message = reason_for(evaluate(regression(**moved), POLICY), "moved_share").message
+    assert "95% CI 99.921% to 99.998%, 7199 of" in message and "->" not in message
+
+
 @pytest.mark.parametrize(("value", "expected"), band_cases(0.10, 0.25))
 def test_prediction_psi_thresholds(value: float, expected: Verdict) -> None:
     decision = evaluate(regression(prediction_psi=value), POLICY)

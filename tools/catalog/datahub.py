@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL
 from tools.catalog.entity import EntitySummary
+from tools.catalog.sdk_tools import SDK_ASPECTS_TOOL
 from tools.catalog.session import CatalogSession, CatalogToolError, WriterSession
 
 # get_aspect_history answers at most 10 URNs and 52,000 characters per call, each value up to 12,000 characters:

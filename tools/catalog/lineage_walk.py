@@ -24,8 +24,8 @@ from tools.catalog.column_paths import column_paths, is_unreadable, unreadable_p
 from tools.catalog.conventions import Conventions, load_conventions
 from tools.catalog.coverage import Coverage, ModelReach
 from tools.catalog.datahub import CatalogReader, LineageHit, SchemaField
-from tools.catalog.entity import EntitySummary
 from tools.catalog.discovery import AffectedFeature, AffectedModel, Discovery, LineageStep
+from tools.catalog.entity import EntitySummary
 from tools.catalog.feast_registry import FeastRegistry, FeastRegistryError, registry_from_environment
 from tools.catalog.feature_store import FeatureStoreLinker
 from tools.catalog.feature_subject import FeatureSubject, FeatureSubjectError, resolve_features, source_only_fields

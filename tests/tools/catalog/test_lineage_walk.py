@@ -16,8 +16,8 @@ from seed.catalog import (
 )
 from tests.shared_catalog import SharedCatalog
 from tools.catalog.conventions import load_conventions
-from tools.catalog.entity import EntitySummary
 from tools.catalog.discovery import Discovery
+from tools.catalog.entity import EntitySummary
 from tools.catalog.lineage_walk import Discoverer
 from tools.catalog.production import AspectMarkers, production_marker
 from tools.catalog.resolve import CatalogInputError

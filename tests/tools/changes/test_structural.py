@@ -8,8 +8,8 @@ import pytest
 
 from policies import Policy, StructuralRule, Verdict, load_policy
 from tools.catalog.coverage import Coverage
-from tools.catalog.entity import EntitySummary
 from tools.catalog.discovery import AffectedModel, Discovery
+from tools.catalog.entity import EntitySummary
 from tools.changes.result import EntryResult
 from tools.changes.schema import UnmappedChange
 from tools.changes.structural import UNMAPPED_REASON, judge_unmapped, judged

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from policies import Verdict
 from tools.catalog.coverage import Coverage, ModelReach
-from tools.catalog.entity import EntitySummary
 from tools.catalog.discovery import AffectedModel, Discovery
+from tools.catalog.entity import EntitySummary
 from tools.experiment.measure import every_production_model, overall
 
 SOURCE = "urn:li:dataset:(urn:li:dataPlatform:sqlite,main.applicant_features,PROD)"
