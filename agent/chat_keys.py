@@ -1,5 +1,5 @@
 """The environment variables holding a Gemini API key, in the order langchain-google-genai checks them. A leaf: the
-CLI's thin client compares their digest with a warm service's (agent/served_commands.py) without importing LangChain."""
+CLI's thin client compares their digest with a warm service's (agent/cli/served.py) without importing LangChain."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import dataclasses
 import json
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http import HTTPStatus
 from pathlib import Path
@@ -30,11 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.assessment import assess_change
 from agent.context import AgentContext
-from agent.served_commands import COMMAND_PATH, CommandRequest, CommandRunner, NotServedHere
 from policies import load_policy
 from tools.catalog.handle import CatalogHandle
 from tools.catalog.resolve import check_dataset_urn
-from tools.errors import ProvenanceError, http_status
+from tools.errors import ProvenanceError, ServiceFailure, http_status
 from tools.evidence.terminal import render_evidence
 from tools.json_http import BoundedHTTPServer, JsonHandler
 from tools.mutations import parse_mutation
@@ -45,7 +44,15 @@ log = logging.getLogger(__name__)
 
 ASSESS_PATH = "/provenance/assess"
 LINEAGE_PATH = "/provenance/lineage"
+COMMAND_PATH = "/provenance/command"
+CommandRunner = Callable[[bytes], dict[str, Any]]
+"""Runs a client's command line in this process (agent/cli/served.py, given by the CLI that starts the service)."""
 _MAX_BODY = 1 << 20
+
+
+class NotServedHere(ServiceFailure):
+    """The service will not run a client's command now (busy, or the client's chat model keys differ): the client
+    runs it itself."""
 
 
 class AssessRequest(BaseModel):
@@ -65,7 +72,7 @@ class AssessRequest(BaseModel):
 class AssessmentService:
     """An event loop on its own thread holding one `AgentContext` on the served catalog, behind an HTTP entry."""
 
-    def __init__(self, settings: ProvenanceSettings, token: str) -> None:
+    def __init__(self, settings: ProvenanceSettings, token: str, commands: CommandRunner | None = None) -> None:
         self.settings = settings
         self.token = token
         self._loop = asyncio.new_event_loop()
@@ -76,7 +83,7 @@ class AssessmentService:
         # 5.5 s for the first request while the workers still import).
         self._context = AgentContext(settings=settings, catalog=self._handle)
         self._server: BoundedHTTPServer | None = None
-        self.commands = CommandRunner()
+        self.commands = commands
 
     @property
     def url(self) -> str:
@@ -157,7 +164,7 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
             log.debug("assess service: " + format, *args)
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            if self.path not in (ASSESS_PATH, LINEAGE_PATH, COMMAND_PATH):
+            if self.path not in (ASSESS_PATH, LINEAGE_PATH) and not (self.path == COMMAND_PATH and service.commands):
                 self.reply(HTTPStatus.NOT_FOUND, {"kind": "bad_input", "error": f"no such path {self.path}"})
                 return
             if not self.bearer_matches(service.token):
@@ -178,8 +185,8 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
                 body = self.rfile.read(length)
                 if self.path == LINEAGE_PATH:
                     self.reply(HTTPStatus.OK, service.lineage(LineageRequest.model_validate_json(body)))
-                elif self.path == COMMAND_PATH:
-                    self.reply(HTTPStatus.OK, service.commands.run(CommandRequest.model_validate_json(body)))
+                elif self.path == COMMAND_PATH and service.commands is not None:
+                    self.reply(HTTPStatus.OK, service.commands(body))
                 else:
                     self.reply(HTTPStatus.OK, service.assess(AssessRequest.model_validate_json(body)))
             except NotServedHere as exc:  # the client runs the command itself
@@ -200,8 +207,10 @@ def _handler(service: AssessmentService) -> type[JsonHandler]:
 
 
 @contextmanager
-def assessment_service(settings: ProvenanceSettings, token: str) -> Iterator[AssessmentService]:
-    service = AssessmentService(settings, token)
+def assessment_service(
+    settings: ProvenanceSettings, token: str, commands: CommandRunner | None = None
+) -> Iterator[AssessmentService]:
+    service = AssessmentService(settings, token, commands)
     service.start()
     try:
         yield service

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from agent.cli.parser import build_parser
 from agent.cli.precheck import Refused, precheck
-from agent.cli.terminal import AskTheClient
 from tools.errors import EXIT_FAILURE, ProvenanceError, exit_code
 
 if TYPE_CHECKING:
@@ -121,7 +120,7 @@ def _run(argv: Sequence[str] | None) -> int:
     except ProvenanceError as exc:  # raised on purpose: the message is for the user, the class says the exit code
         print(f"error: {exc}", file=sys.stderr)
         return exit_code(exc)
-    except (BrokenPipeError, AskTheClient):  # a closed pipe is main()'s; a client's question the service's to pass on
+    except BrokenPipeError:  # stdout's reader went away (`| head`): main() handles it, it is not a disk problem
         raise
     except OSError as exc:  # a full disk while writing evidence keeps nothing half-written: resuming is safe
         print(f"error: {exc}{_disk_advice(exc, args)}", file=sys.stderr)

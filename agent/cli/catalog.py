@@ -99,9 +99,10 @@ def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
         if live_state(settings, logging.DEBUG) is not None:  # another start won the race
             start_file(settings).unlink(missing_ok=True)
             return EXIT_OK
+    from agent.cli.served import CommandRunner
     from agent.service import assessment_service  # the graph and scikit-learn: imported once, here
 
-    # Commands run for clients in their working directories (agent/served_commands.py): a relative home or catalog
+    # Commands run for clients in their working directories (agent/cli/served.py): a relative home or catalog
     # file must keep meaning this one (PROVENANCE_HOME is not in the service's stamp; a relative PROVENANCE_LITE_DB
     # resolves in the client's directory, as the client resolved it to find this service).
     settings = settings.model_copy(update={"provenance_home": settings.home, "provenance_lite_db": settings.lite_db})
@@ -109,7 +110,7 @@ def _cmd_serve(settings: ProvenanceSettings, args: argparse.Namespace) -> int:
 
     with (
         serve_catalog(settings, port=args.port, token=_serve_token(args), mcp_port=args.mcp_port) as served,
-        assessment_service(settings, served.gms_token) as service,
+        assessment_service(settings, served.gms_token, CommandRunner().run_json) as service,
     ):
         advertised = dataclasses.replace(served, assess_url=service.url)
         if background:

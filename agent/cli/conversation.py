@@ -11,7 +11,7 @@ import uuid
 
 from agent.cli.exit_codes import EXIT_BAD_INPUT, EXIT_CODES, EXIT_FAILURE, EXIT_OK
 from agent.cli.progress import terminal_progress
-from agent.cli.terminal import AskTheClient, decided_on_terminal, on_terminal, served_for_client, shown_lines
+from agent.cli.terminal import client_terminal, decided_on_terminal, on_terminal, shown_lines
 from agent.context import AgentContext
 from agent.conversation import open_session
 from agent.nodes.approval import publish_run
@@ -60,10 +60,13 @@ def why(state: AgentState) -> list[str]:
 PUBLISH_QUESTION = "Publish to DataHub? [y/N] "
 
 
-def _ask_on_terminal(request: ApprovalRequest, state: AgentState, thread_id: str) -> ApprovalDecision:
+def _ask_on_terminal(request: ApprovalRequest, state: AgentState, thread_id: str) -> ApprovalDecision | None:
+    """The person's decision; None when the person is at a warm service's client, which asks (agent/cli/forward.py)."""
     print(*why(state), "", *approval_text(request), sep="\n")
-    if served_for_client():  # the person is at the client's terminal: it asks, and resumes this thread with the answer
-        raise AskTheClient(PUBLISH_QUESTION, ["resume", thread_id], frozenset(line.strip() for line in why(state)))
+    client = client_terminal()
+    if client is not None:  # the client asks, and resumes this thread with the answer
+        client.hand_over(PUBLISH_QUESTION, ["resume", thread_id], frozenset(line.strip() for line in why(state)))
+        return None
     answer = input(PUBLISH_QUESTION).strip().lower()
     return ApprovalDecision(decision="approve" if answer in ("y", "yes") else "reject", by=f"tty:{getpass.getuser()}")
 
@@ -103,6 +106,8 @@ async def _converse(settings: ProvenanceSettings, args: argparse.Namespace, ques
             if decision is None and on_terminal():
                 decision = _ask_on_terminal(turn.pending, turn.state, turn.thread_id)
                 shown |= {line.strip() for line in why(turn.state)}
+                if decision is None:  # handed to the client, which asks: the thread waits at its approval
+                    return EXIT_CODES[str(turn.pending.verdict)]
             if decision is None:  # off a terminal: the same reasons a terminal shows, then how to decide
                 print(*why(turn.state), f"Evidence: {turn.pending.report}", sep="\n")
                 if turn.pending.change_tested:

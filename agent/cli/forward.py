@@ -1,5 +1,5 @@
 """The thin client: `ask`, `resume`, `check`, `scan` and `bind --check` sent to this home's warm service when one runs
-(agent/served_commands.py), so they answer in the time their work takes. Imports nothing heavy.
+(agent/cli/served.py), so they answer in the time their work takes. Imports nothing heavy.
 
 The service runs the same command line in the same working directory and sends back what it printed and its exit
 code. Where the command would ask the person at this terminal (an approval), the service stops; this process asks
@@ -18,7 +18,7 @@ from typing import Any
 
 from agent.chat_keys import chat_keys_digest
 from agent.cli.remote import ServiceUnavailable, command_remotely, find_service
-from agent.cli.terminal import served_for_client
+from agent.cli.terminal import client_terminal
 from tools.errors import EXIT_FAILURE
 from tools.settings import ProvenanceSettings
 
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 def forwardable(args: argparse.Namespace, argv: Sequence[str]) -> bool:
     """The command can run in the service exactly as it would here."""
-    if args.command not in FORWARDED or served_for_client() or "-" in argv:  # "-": a file read from stdin
+    if args.command not in FORWARDED or client_terminal() is not None or "-" in argv:  # "-": a file read from stdin
         return False
     if args.command == "bind":
         return bool(args.check)  # binding asks for a confirmation of what it writes: here

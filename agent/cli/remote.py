@@ -81,7 +81,7 @@ def lineage_remotely(service: AssessService, dataset: str, field: str) -> dict[s
 
 
 def command_remotely(service: AssessService, request: dict[str, Any]) -> dict[str, Any]:
-    """A client's command run by the service (agent/served_commands.py): {"code", "stdout", "stderr", "ask"}."""
+    """A client's command run by the service (agent/cli/served.py): {"code", "stdout", "stderr", "ask"}."""
     url = service.url.rsplit("/", 1)[0] + "/command"
     return _post(service, url, json.dumps(request).encode(), timeout=None)  # a scan may take longer than any bound
 

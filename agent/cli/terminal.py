@@ -1,50 +1,58 @@
 """Who is at the terminal: this process's own stdin, or — for a command the warm service runs on a client's behalf
-(agent/served_commands.py) — the client's. A served command cannot read the client's keyboard, so where it would
-ask, it stops with `AskTheClient`; the client asks its user and sends the answer as a second command
-(agent/cli/forward.py). Both ends share these few functions, so the questions and the approvals recorded are the
-ones a local run has. Imports nothing heavy."""
+(agent/cli/served.py) — the client's. A served command cannot read the client's keyboard, so where it would ask, it
+hands the question over (`ClientTerminal.hand_over`) and ends as an unanswered question ends off a terminal; the
+client asks its user and sends the answer as a second command (agent/cli/forward.py). Both ends share these few
+functions, so the questions and the approvals recorded are the ones a local run has. Imports nothing heavy."""
 
 from __future__ import annotations
 
 import sys
 from contextvars import ContextVar
-
-_CLIENT_TERMINAL: ContextVar[bool | None] = ContextVar("provenance_client_terminal", default=None)
-_DECIDED_ON_TERMINAL: ContextVar[bool] = ContextVar("provenance_decided_on_terminal", default=False)
-_SHOWN: ContextVar[frozenset[str]] = ContextVar("provenance_shown_lines", default=frozenset())
+from dataclasses import dataclass, field
 
 
-class AskTheClient(Exception):  # noqa: N818 - not an error: the served command's way of handing over a question
-    """A served command reached a question for the person at the client's terminal. `resume` is the command that
-    carries the answer on (`--approve` or `--reject` is appended), `shown` the lines already printed."""
+@dataclass
+class ClientTerminal:
+    """What the client said about its terminal, and the question a served command hands back to it."""
 
-    def __init__(self, question: str, resume: list[str], shown: frozenset[str] = frozenset()) -> None:
-        super().__init__(question)
-        self.question, self.resume, self.shown = question, resume, shown
+    terminal: bool
+    decided_on_terminal: bool = False
+    """The command is a `resume` carrying the answer the client's user typed (recorded as tty:, as a local run)."""
+    shown: frozenset[str] = frozenset()
+    """Lines the client printed with its question: the answer that follows does not repeat them."""
+    question: str | None = None
+    resume: list[str] = field(default_factory=list)
+    """The command that carries the answer on (`--approve` or `--reject` is appended)."""
+    shown_with_question: frozenset[str] = frozenset()
+
+    def hand_over(self, question: str, resume: list[str], shown: frozenset[str]) -> None:
+        self.question, self.resume, self.shown_with_question = question, resume, shown
+
+
+_CLIENT: ContextVar[ClientTerminal | None] = ContextVar("provenance_client_terminal", default=None)
+
+
+def client_terminal() -> ClientTerminal | None:
+    """The client a served command runs for; None in a command run by its own process."""
+    return _CLIENT.get()
+
+
+def serve_for(client: ClientTerminal) -> None:
+    """Set, in the context the served command runs in, the client it runs for."""
+    _CLIENT.set(client)
 
 
 def on_terminal() -> bool:
     """True when a person can be asked: the client's terminal for a served command, else this process's stdin."""
-    forwarded = _CLIENT_TERMINAL.get()
-    return sys.stdin.isatty() if forwarded is None else forwarded
-
-
-def served_for_client() -> bool:
-    return _CLIENT_TERMINAL.get() is not None
+    client = _CLIENT.get()
+    return sys.stdin.isatty() if client is None else client.terminal
 
 
 def decided_on_terminal() -> bool:
-    """The decision a served `resume` carries was typed at the client's terminal (recorded as `tty:`, not `cli:`)."""
-    return _DECIDED_ON_TERMINAL.get()
+    client = _CLIENT.get()
+    return client is not None and client.decided_on_terminal
 
 
 def shown_lines() -> frozenset[str]:
-    """Lines the client printed with its question: the answer that follows does not repeat them."""
-    return _SHOWN.get()
-
-
-def serve_for_client(terminal: bool, decided_on_terminal: bool, shown: frozenset[str]) -> None:
-    """Set, in the context the served command runs in, what the client said about its terminal."""
-    _CLIENT_TERMINAL.set(terminal)
-    _DECIDED_ON_TERMINAL.set(decided_on_terminal)
-    _SHOWN.set(shown)
+    client = _CLIENT.get()
+    return frozenset() if client is None else client.shown

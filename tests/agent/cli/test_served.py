@@ -1,4 +1,4 @@
-"""The service's side of the thin client (agent/served_commands.py): one command at a time, and none for a client
+"""The service's side of the thin client (agent/cli/served.py): one command at a time, and none for a client
 whose chat model keys are not the service's — each refusal is the client's cue to run the command itself."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent.chat_keys import chat_keys_digest
-from agent.served_commands import CommandRequest, CommandRunner, NotServedHere
+from agent.cli.served import CommandRequest, CommandRunner
+from agent.service import NotServedHere
 
 
 def _request(tmp_path: Path, **changes: object) -> CommandRequest:

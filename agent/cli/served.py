@@ -1,4 +1,5 @@
-"""Commands a warm service runs for a thin client (agent/cli/forward.py): `ask`, `resume`, `check`, `scan` and
+"""Commands a warm service runs for a thin client (agent/cli/forward.py), behind the service's
+`POST /provenance/command` (agent/service.py): `ask`, `resume`, `check`, `scan` and
 `bind --check` answer in the time their work takes, without starting Python's heavy half again.
 
 The service runs the client's own command line through the CLI's `_run`, in the client's working directory, and
@@ -6,7 +7,7 @@ sends back what it printed and its exit code: the same parser, checks, handlers 
 local run, so the two cannot drift apart. What a command prints is captured by redirecting sys.stdout and sys.stderr,
 which are the process's, so the service runs one command at a time; a client that finds it busy runs its command
 itself (it is never slower than without a service). A command that would ask the person at the terminal stops there
-(agent/cli/terminal.py): the client asks and sends the answer as a `resume`.
+and hands the question over (agent/cli/terminal.py): the client asks and sends the answer as a `resume`.
 
 Not forwarded, because they are the client's own business: a chat model key the service does not share (the digest
 of GOOGLE_API_KEY / GEMINI_API_KEY is compared; the PROVENANCE_ settings are in the service's stamp already), and
@@ -26,11 +27,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from agent.chat_keys import chat_keys_digest
-from agent.cli.terminal import AskTheClient, serve_for_client
-from tools.errors import ServiceFailure
+from agent.cli.terminal import ClientTerminal, serve_for
+from agent.service import NotServedHere
 from tools.json_http import Activity
 
-COMMAND_PATH = "/provenance/command"
 log = logging.getLogger(__name__)
 
 
@@ -49,15 +49,15 @@ class CommandRequest(BaseModel):
     """`chat_keys_digest()` in the client's environment."""
 
 
-class NotServedHere(ServiceFailure):
-    """The service will not run this command now (busy, or the client's chat model keys differ): run it locally."""
-
-
 class CommandRunner:
     """Runs one client command at a time in this process."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+
+    def run_json(self, body: bytes) -> dict[str, Any]:
+        """The service's entry: the request as the client sent it (a bad one raises pydantic's ValidationError)."""
+        return self.run(CommandRequest.model_validate_json(body))
 
     def run(self, request: CommandRequest) -> dict[str, Any]:
         if request.chat_keys != chat_keys_digest():
@@ -84,21 +84,22 @@ class CommandRunner:
         root.setLevel(min(level, handler.level))
         here = os.getcwd()
 
+        client = ClientTerminal(request.terminal, request.decided_on_terminal, frozenset(request.shown))
+
         def command() -> int:
-            serve_for_client(request.terminal, request.decided_on_terminal, frozenset(request.shown))
+            serve_for(client)
             return _run(request.argv)
 
-        ask: dict[str, Any] | None = None
-        code: int | None = None
         try:
             os.chdir(request.cwd)
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = contextvars.copy_context().run(command)
-        except AskTheClient as question:
-            ask = {"question": question.question, "resume": question.resume, "shown": sorted(question.shown)}
         finally:
             os.chdir(here)
             root.removeHandler(handler)
             root.setLevel(level)
+        ask = None
+        if client.question is not None:
+            ask = {"question": client.question, "resume": client.resume, "shown": sorted(client.shown_with_question)}
         log.info("served `provenance %s` for a client: exit %s", " ".join(request.argv[:1]), code)
         return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue(), "ask": ask}
