@@ -14,7 +14,10 @@ class ModelReached(BaseModel):
     name: str
     production: bool
     production_marker: str = Field(description="why it counts as production, or why not")
-    paths: list[str] = Field(description="each lineage path from the field to the model, one line each")
+    paths: list[str] = Field(
+        description="each lineage path from the field to the model, one line each: platform:dataset.column steps "
+        "with the transform on each edge ([IDENTITY], [SQL: ...]), the feature or training run, then the model"
+    )
 
 
 class AffectedModels(BaseModel):

@@ -42,6 +42,7 @@ from agent.mcp.schemas import (
 from agent.plan_sentence import dataset_name
 from tools.catalog.handle import CatalogHandle
 from tools.catalog.lineage_walk import Discoverer
+from tools.catalog.render import feature_path
 from tools.catalog.resolve import CatalogInputError, check_dataset_urn, one_column
 from tools.changes.result import CheckResult
 from tools.changes.schema import dump_change_set, load_change_set
@@ -129,10 +130,7 @@ def build_server(
                         name=m.name,
                         production=m.production,
                         production_marker=m.production_evidence,
-                        paths=[
-                            " -> ".join([*(f"{dataset_name(s.dataset_urn)}.{s.column}" for s in f.path), f.name])
-                            for f in m.features
-                        ],
+                        paths=[f"{feature_path(f)} -> model {m.name}" for f in m.features],  # as `lineage` says
                     )
                     for m in found.models
                 ],

@@ -220,6 +220,10 @@ def test_an_agent_loads_the_tools_through_langchain_mcp_adapters(seeded_home: Pa
     names, found, refused = asyncio.run(go())
     assert names == TOOLS
     assert FRAUD_MODEL_URN in str(found) and '"found": false' in str(refused).replace("False", "false")
+    # each path as `provenance lineage` prints it: platforms, the transform on each edge, ending at the model
+    path = ("postgres:payments.public.transactions.amount -> feast:fraud_features.transaction_features.txn_amount "
+            "[IDENTITY] -> feature fraud_features.transaction_features.txn_amount -> model fraud_detector")  # fmt: skip
+    assert path in str(found), found
 
 
 def test_the_readmes_client_configuration_starts_the_server(seeded_home: Path, tmp_path: Path) -> None:
