@@ -95,7 +95,7 @@ class AssessmentService:
         # The catalog session is opened, and the modules an experiment imports on first use are imported, now:
         # the first request should not pay for them (~1.5 s: scikit-learn, scipy, matplotlib).
         asyncio.run_coroutine_threadsafe(self._handle.get(), self._loop).result()
-        import_experiment_modules()
+        import_experiment_modules(first_figure=True)
         self._server = BoundedHTTPServer(("127.0.0.1", 0), _handler(self))
         threading.Thread(target=self._server.serve_forever, name="provenance-assess-http", daemon=True).start()
 

@@ -64,6 +64,7 @@ def wait_live(settings: ProvenanceSettings, timeout: float = 120.0) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--next", type=int, default=5)
+    parser.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS), help="only these kinds")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="bench-warm-"))
     seed_demo(ProvenanceSettings(provenance_home=home))
@@ -74,7 +75,7 @@ def main() -> None:
     off = {**env, "PROVENANCE_SERVICE": "off"}
     print(f"{'command':<28} | {'off s':>6} | {'first s':>7} | {'next: median':>12} | {'max':>5}")
     try:
-        for name, argv in KINDS.items():
+        for name, argv in ((k, KINDS[k]) for k in args.kinds):
             stop(settings)
             alone = timed(off, argv)
             first = timed(env, argv)

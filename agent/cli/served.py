@@ -76,7 +76,8 @@ class CommandRunner:
         out, err = io.StringIO(), io.StringIO()
         verbose = any(arg in ("-v", "--verbose") for arg in request.argv)
         handler = logging.StreamHandler(err)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        shape = "%(asctime)s %(levelname)s %(name)s: %(message)s" if verbose else "%(levelname)s %(name)s: %(message)s"
+        handler.setFormatter(logging.Formatter(shape))  # as the CLI's own (agent/cli/app.py)
         handler.setLevel(logging.DEBUG if verbose else logging.WARNING)
         root = logging.getLogger()
         level = root.level

@@ -155,6 +155,8 @@ class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
 # (agent/service.py) does the same in its own process.
 EXPERIMENT_IMPORTS = (
     "sklearn.pipeline",
+    "sklearn.ensemble",  # unpickling a tree ensemble, the commonest model kind, imports it (~0.35 s) on first use
+    "tools.evidence.report",
     "scipy.stats",
     "tools.experiment.job",
     "tools.experiment.task_metrics",
@@ -162,9 +164,24 @@ EXPERIMENT_IMPORTS = (
 )
 
 
-def import_experiment_modules() -> None:
+def import_experiment_modules(*, first_figure: bool = False) -> None:
+    """Import what a job needs; with `first_figure`, also draw and encode one small figure: matplotlib reads its font
+    list on the first one (~1 s), which a long-lived process pays once, before its first request."""
     for module in EXPERIMENT_IMPORTS:
         importlib.import_module(module)
+    if first_figure:
+        import io
+
+        from matplotlib.figure import Figure
+
+        figure = Figure(figsize=(3, 2))
+        axes = figure.add_subplot()
+        axes.plot([0, 1], [0, 1], label="warm")
+        axes.set(title="warm", xlabel="x", ylabel="y")
+        axes.legend(fontsize=8)
+        for size in (7, 8, 9, 10):  # the sizes the run plots use (tools/evidence/plots*.py)
+            axes.text(0.5, 0.5, "0123456789 abc ABC %.-", fontsize=size)
+        figure.savefig(io.BytesIO(), format="png")
 
 
 def _worker_start() -> None:
