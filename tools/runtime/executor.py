@@ -130,12 +130,33 @@ class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
     A dead worker breaks the pool: the job raises WorkerCrashed (an ordinary exception, so the model is INCOMPLETE
     with the reason) and the next `run` starts a new pool. Cancellation is as for threads."""
 
+    def __init__(self, workers: int | None = None) -> None:
+        super().__init__(workers)
+        self._jobs = 0  # jobs of `run` not yet answered (warm()'s are not jobs)
+
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
             self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
         )
 
+    async def aclose(self) -> None:
+        """As for threads, but with no job running the workers are stopped, not awaited: a worker still importing
+        held the chat's exit 2-3 s (Ctrl-C or SIGTERM took ~6 s), and an idle one holds nothing to finish."""
+        with self._guard:
+            pool, idle = self._pool, self._jobs == 0
+        if pool is not None and idle:
+            for process in list((pool._processes or {}).values()):  # noqa: SLF001 - the pool's own workers
+                process.terminate()
+        await super().aclose()
+
     async def run(self, fn: Callable[..., R], /, *args: object) -> R:
+        self._jobs += 1
+        try:
+            return await self._run(fn, *args)
+        finally:
+            self._jobs -= 1
+
+    async def _run(self, fn: Callable[..., R], /, *args: object) -> R:
         pool = self._get_pool()
         try:
             future = pool.submit(fn, *args)

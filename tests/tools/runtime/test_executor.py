@@ -265,3 +265,37 @@ def test_auto_means_processes_for_the_chat_and_threads_for_one_shot_commands(
 ) -> None:
     monkeypatch.setenv("PROVENANCE_EXECUTOR", setting)
     assert ProvenanceSettings().executor_kind(long_lived) == kind
+
+
+@pytest.mark.slow
+def test_closing_with_no_job_stops_the_workers_instead_of_awaiting_their_imports() -> None:
+    """The chat's exit on SIGTERM waited for workers still importing (~6 s); an idle worker holds nothing."""
+
+    async def go() -> list[int | None]:
+        executor = ProcessExecutor(2)
+        executor.warm()
+        pool = executor._get_pool()
+        for _ in range(200):
+            if len(pool._processes) == 2:
+                break
+            await asyncio.sleep(0.01)
+        workers = list(pool._processes.values())
+        await executor.aclose()  # at once: the workers are still importing scikit-learn and friends
+        return [w.exitcode for w in workers]
+
+    assert asyncio.run(go()) == [-15, -15]  # terminated (SIGTERM), not joined after their imports
+
+
+@pytest.mark.slow
+def test_closing_with_a_job_in_flight_lets_the_workers_end_on_their_own() -> None:
+    async def go() -> tuple[object, list[int | None]]:
+        executor = ProcessExecutor(1)
+        job = asyncio.ensure_future(executor.run(os.getpid))
+        await asyncio.sleep(0.05)
+        workers = list(executor._get_pool()._processes.values())
+        await executor.aclose()  # the job was queued behind the worker's imports: dropped, the worker not killed
+        outcome = await asyncio.gather(job, return_exceptions=True)
+        return outcome[0], [w.exitcode for w in workers]
+
+    outcome, codes = asyncio.run(go())
+    assert isinstance(outcome, (int, JobCancelled)) and codes == [0]
