@@ -44,9 +44,7 @@ def forward(settings: ProvenanceSettings, args: argparse.Namespace, argv: Sequen
     service = find_service(settings)
     if service is None:
         return None
-    verbose = (
-        [arg for arg in argv[: argv.index(args.command)] if arg in ("-v", "--verbose")] if args.command in argv else []
-    )
+    verbose = ["-v"] if args.verbose else []  # carried to the answer's `resume`
     request: dict[str, Any] = {
         "argv": list(argv),
         "cwd": os.getcwd(),

@@ -76,14 +76,18 @@ def assess_remotely(service: AssessService, args: argparse.Namespace) -> dict[st
 
 def lineage_remotely(service: AssessService, dataset: str, field: str) -> dict[str, Any]:
     """`provenance lineage` answered by the service ({"text", "json"}): its catalog is open, its libraries loaded."""
-    url = service.url.rsplit("/", 1)[0] + "/lineage"
-    return _post(service, url, json.dumps({"dataset": dataset, "field": field}).encode())
+    return _post(service, _sibling(service, "lineage"), json.dumps({"dataset": dataset, "field": field}).encode())
 
 
 def command_remotely(service: AssessService, request: dict[str, Any]) -> dict[str, Any]:
     """A client's command run by the service (agent/cli/served.py): {"code", "stdout", "stderr", "ask"}."""
-    url = service.url.rsplit("/", 1)[0] + "/command"
-    return _post(service, url, json.dumps(request).encode(), timeout=None)  # a scan may take longer than any bound
+    # no timeout: a scan may take longer than any bound
+    return _post(service, _sibling(service, "command"), json.dumps(request).encode(), timeout=None)
+
+
+def _sibling(service: AssessService, name: str) -> str:
+    """The service's path `name` beside the advertised assessment path (/provenance/assess -> /provenance/NAME)."""
+    return service.url.rsplit("/", 1)[0] + "/" + name
 
 
 def _post(
