@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.types import Durability
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
@@ -29,6 +30,10 @@ from tools.runtime.checkpoint_pool import PooledSaver
 from tools.settings import ProvenanceSettings
 
 CHECKPOINTS_DB = "checkpoints.db"
+DURABILITY: Durability = "sync"
+"""Every graph run over these checkpointers waits for a step's checkpoint before starting the next step: a process
+killed at any node then resumes from the step before it. LangGraph's default ("async") saves while the next step
+runs; under load a kill at the first node after discovery left the thread with no checkpoint at all."""
 POOL_MAX_SIZE = 10
 """Connections per process to PostgreSQL: one chat process serves many chats, each turn borrows one at a time."""
 

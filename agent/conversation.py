@@ -24,7 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from agent.checkpoints import open_checkpointer
+from agent.checkpoints import DURABILITY, open_checkpointer
 from agent.claims import run_claim
 from agent.context import AgentContext
 from agent.errors import AlreadyDecided, UsageError
@@ -88,7 +88,11 @@ class Session:
     ) -> TurnResult:
         """Run until the graph ends or interrupts; report each node's update to `on_update` as it happens."""
         async for chunk in self.graph.astream(
-            graph_input, self.config(thread_id, callbacks), stream_mode="updates", subgraphs=True
+            graph_input,
+            self.config(thread_id, callbacks),
+            stream_mode="updates",
+            subgraphs=True,
+            durability=DURABILITY,
         ):
             namespace, updates = cast(tuple[tuple[str, ...], dict[str, Any]], chunk)
             await relay_updates(namespace, updates, on_update)

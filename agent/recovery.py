@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent.checkpoints import DURABILITY
 from agent.conversation import Session, TurnResult
 from agent.errors import UsageError
 
@@ -64,5 +65,5 @@ async def continue_thread(session: Session, thread_id: str, callbacks: list[Any]
         raise UsageError(f"thread {thread_id}: {status.message}; `provenance runs` lists runs")
     config = session.config(thread_id, callbacks)
     if status.state == "interrupted":
-        await session.graph.ainvoke(None, config)
+        await session.graph.ainvoke(None, config, durability=DURABILITY)
     return await session.result(thread_id)

@@ -9,7 +9,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from agent.llm import API_KEY_ENVS
+from agent.chat_keys import API_KEY_ENVS
 from agent.llm_providers import CHAT_API_KEY_ENV, CHAT_BASE_URL_ENV, CHAT_MODEL_ENV, CHAT_TIMEOUT_ENV
 from seed.catalog import FRAUD_MODEL_URN
 

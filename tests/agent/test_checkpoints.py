@@ -157,3 +157,42 @@ def test_the_cli_reports_a_bad_database_url_without_a_traceback(seeded_home: Pat
         assert done.returncode == code, done.stderr
         assert done.stderr.startswith("error: ") and "PROVENANCE_DATABASE_URL" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr and "secret" not in done.stderr
+
+
+def test_each_step_is_on_disk_before_the_next_step_starts(
+    settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process killed as the plan node starts must find discovery checkpointed (tests/reliability kills it there).
+    The saver is slowed so that a save running alongside the next step, LangGraph's default, loses this race."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from agent.checkpoints import serializer
+    from agent.planning.planner import DeterministicPlanner
+
+    real_aput = AsyncSqliteSaver.aput
+    real_plan = DeterministicPlanner.plan
+    seen_at_plan: list[bool] = []
+
+    async def slow_aput(self: AsyncSqliteSaver, *args: object, **kwargs: object) -> object:
+        await asyncio.sleep(0.3)
+        return await real_aput(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    async def plan_reading_the_disk(self: DeterministicPlanner, *args: object) -> object:
+        import aiosqlite
+
+        async with aiosqlite.connect(str(settings.home / "checkpoints.db")) as conn:
+            saved = await AsyncSqliteSaver(conn, serde=serializer()).aget_tuple(
+                {"configurable": {"thread_id": "durable", "checkpoint_ns": ""}}
+            )
+        seen_at_plan.append(saved is not None and saved.checkpoint["channel_values"].get("discovery") is not None)
+        return await real_plan(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(AsyncSqliteSaver, "aput", slow_aput)
+    monkeypatch.setattr(DeterministicPlanner, "plan", plan_reading_the_disk)
+
+    async def scenario() -> None:
+        async with open_session(settings) as session:
+            await session.ask(DEMO_QUESTION, thread_id="durable", mode="no_publish")
+
+    asyncio.run(scenario())
+    assert seen_at_plan == [True]
