@@ -56,26 +56,47 @@ async def _check(
         # At once, as the chat serves conversations: one entry's catalog reads overlap another's experiment (the
         # demo's two changes: 2.4 s one after the other in a warm service). Results keep the file's order.
         # Each runs to its end; the first failure in the file's order is raised, as one after the other raised it.
-        assessed = await asyncio.gather(
-            *(_assess_entry(context, c, i) for i, c in enumerate(change_set.changes)), return_exceptions=True
+        # The structural entries' lineage walks run alongside them.
+        assessed, structural = await asyncio.gather(
+            _assess_all(context, change_set), _judge_structural(handle, change_set, policy), return_exceptions=True
         )
-        for outcome in assessed:
-            if isinstance(outcome, BaseException):
-                raise outcome
-            entry, worth = outcome
+        if isinstance(assessed, BaseException):
+            raise assessed
+        if isinstance(structural, BaseException):
+            raise structural
+        for entry, worth in assessed:
             entries.append(entry)
             if worth and entry.run_id is not None:
                 publishable.add(entry.run_id)
-        if change_set.structural:
-            discoverer = await handle.discoverer()
-            for index, structural in enumerate(change_set.structural):
-                entries.append(await judge_structural(discoverer, structural, index, policy.policy))
+        entries += structural
         entries += [judge_unmapped(unmapped, index) for index, unmapped in enumerate(change_set.unmapped)]
         if approval is not None:
             entries = [
                 await _publish(context, entry, approval) if entry.run_id in publishable else entry for entry in entries
             ]
     return entries
+
+
+async def _assess_all(context: AgentContext, change_set: ChangeSet) -> list[tuple[EntryResult, bool]]:
+    assessed = await asyncio.gather(
+        *(_assess_entry(context, c, i) for i, c in enumerate(change_set.changes)), return_exceptions=True
+    )
+    results = []
+    for outcome in assessed:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        results.append(outcome)
+    return results
+
+
+async def _judge_structural(handle: CatalogHandle, change_set: ChangeSet, policy: LoadedPolicy) -> list[EntryResult]:
+    if not change_set.structural:
+        return []
+    discoverer = await handle.discoverer()
+    return [
+        await judge_structural(discoverer, structural, index, policy.policy)
+        for index, structural in enumerate(change_set.structural)
+    ]
 
 
 async def _assess_entry(context: AgentContext, change: ProposedChange, index: int) -> tuple[EntryResult, bool]:

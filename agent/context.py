@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from agent.planning.planner import DeterministicPlanner, Planner
 from policies import LoadedPolicy, load_policy
 from tools.catalog.handle import CatalogHandle
-from tools.runtime.executor import ExperimentExecutor, make_executor
+from tools.runtime.executor import ExperimentExecutor, make_executor, shared_executor
 from tools.settings import ProvenanceSettings, load_settings
 
 
@@ -24,10 +24,16 @@ class AgentContext:
     """Runs the experiment's CPU-bound jobs off the event loop; closed with the session (`open_session`)."""
     long_lived: bool = False
     """A server serving many turns (the chat): PROVENANCE_EXECUTOR=auto then means worker processes."""
+    owns_executor: bool = True
+    """False when the executor is the process's shared one (tools/runtime/executor.py::share_executor), which the
+    context must not close."""
 
     def __post_init__(self) -> None:
         if self.catalog is None:
             self.catalog = CatalogHandle(self.settings)
+        if self.executor is None:
+            self.executor = shared_executor()
+            self.owns_executor = self.executor is None
         if self.executor is None:
             self.executor = make_executor(self.settings.executor_kind(self.long_lived), self.settings.workers)
 
@@ -40,3 +46,8 @@ class AgentContext:
     def jobs(self) -> ExperimentExecutor:
         assert self.executor is not None  # set in __post_init__
         return self.executor
+
+    async def close_jobs(self) -> None:
+        """Close the executor, unless it is the process's shared one (its owner closes that)."""
+        if self.owns_executor:
+            await self.jobs.aclose()

@@ -204,4 +204,4 @@ async def open_session(
             try:
                 await handle.aclose()
             finally:
-                await ctx.jobs.aclose()
+                await ctx.close_jobs()

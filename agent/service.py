@@ -37,7 +37,7 @@ from tools.errors import ProvenanceError, ServiceFailure, http_status
 from tools.evidence.terminal import render_evidence
 from tools.json_http import BoundedHTTPServer, JsonHandler
 from tools.mutations import parse_mutation
-from tools.runtime.executor import import_experiment_modules
+from tools.runtime.executor import import_experiment_modules, make_executor, share_executor
 from tools.settings import ProvenanceSettings
 
 log = logging.getLogger(__name__)
@@ -78,10 +78,12 @@ class AssessmentService:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="provenance-assess-loop", daemon=True)
         self._handle = CatalogHandle(settings)
-        # Threads, not worker processes, although the server is long-lived: they share one baseline cache and pickle
-        # nothing, so a repeated assessment is fastest (benchmarks/bench_cli.py: 1.2 s; with processes 1.3 s, and
-        # 5.5 s for the first request while the workers still import).
-        self._context = AgentContext(settings=settings, catalog=self._handle)
+        # Worker processes (PROVENANCE_EXECUTOR=auto for a long-lived server), started and warmed before the first
+        # request, shared with every command the service runs (`share_executor`): a `check`'s models then run on
+        # both cores (benchmarks/bench_warm.py: a served check 1.9 s -> 1.3 s in-process; one assessment 1.2 s with
+        # threads, 1.3 s with processes).
+        self._jobs = make_executor(settings.executor_kind(long_lived=True), settings.workers)
+        self._context = AgentContext(settings=settings, catalog=self._handle, executor=self._jobs)
         self._server: BoundedHTTPServer | None = None
         self.commands = commands
 
@@ -94,8 +96,12 @@ class AssessmentService:
         self._thread.start()
         # The catalog session is opened, and the modules an experiment imports on first use are imported, now:
         # the first request should not pay for them (~1.5 s: scikit-learn, scipy, matplotlib).
-        asyncio.run_coroutine_threadsafe(self._handle.get(), self._loop).result()
+        opening = asyncio.run_coroutine_threadsafe(self._handle.get(), self._loop)
+        self._jobs.warm()  # the workers import while this process does
         import_experiment_modules(first_figure=True)
+        opening.result()
+        self._jobs.warm(wait=True)
+        share_executor(self._jobs)
         self._server = BoundedHTTPServer(("127.0.0.1", 0), _handler(self))
         threading.Thread(target=self._server.serve_forever, name="provenance-assess-http", daemon=True).start()
 
@@ -112,10 +118,11 @@ class AssessmentService:
                 self._thread.join(timeout=10)
 
     async def _close(self) -> None:
+        share_executor(None)
         try:
             await self._handle.aclose()
         finally:
-            await self._context.jobs.aclose()
+            await self._jobs.aclose()
 
     def assess(self, request: AssessRequest) -> dict[str, Any]:
         """Run the assessment on the service's loop; what the CLI prints, both ways, and the verdict."""

@@ -64,6 +64,7 @@ def wait_live(settings: ProvenanceSettings, timeout: float = 120.0) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--next", type=int, default=5)
+    parser.add_argument("--each", action="store_true", help="also print every next command's time")
     parser.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS), help="only these kinds")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="bench-warm-"))
@@ -85,7 +86,8 @@ def main() -> None:
             median = f"{statistics.median(nexts):12.2f}" if nexts else f"{'no service':>12}"
             worst = f"{max(nexts):5.2f}" if nexts else f"{'-':>5}"
             alone_note = "  (needs no service)" if name in SERVICE_FREE else ""
-            print(f"{name:<28} | {alone:6.2f} | {first:7.2f} | {median} | {worst}{alone_note}")
+            each = f"  [{', '.join(f'{t:.2f}' for t in nexts)}]" if args.each else ""
+            print(f"{name:<28} | {alone:6.2f} | {first:7.2f} | {median} | {worst}{alone_note}{each}")
     finally:
         stop(settings)
 

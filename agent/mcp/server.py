@@ -90,7 +90,7 @@ def build_server(
             try:
                 yield context
             finally:
-                await context.jobs.aclose()
+                await context.close_jobs()
 
     http: dict[str, Any] = {}
     if port is not None:

@@ -70,5 +70,5 @@ class DaskExecutor:
         if client is not None:
             await asyncio.to_thread(client.close)
 
-    def warm(self) -> None:
+    def warm(self, *, wait: bool = False) -> None:
         """Nothing to start here: the cluster's workers are already running."""
