@@ -26,6 +26,7 @@ import importlib
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -209,11 +210,27 @@ def import_experiment_modules(*, first_figure: bool = False) -> None:
         figure.savefig(io.BytesIO(), format="png")
 
 
+PARENT_POLL_SECONDS = 1.0
+
+
 def _worker_start() -> None:
     """Each worker's initializer. Experiments are batch work beside the conversations of the parent process, so
     they yield the CPU to it; and what jobs need (modules, matplotlib's fonts) is loaded before the first job."""
     os.nice(10)
+    _exit_with_parent(os.getppid())
     import_experiment_modules(first_figure=True)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose parent was killed (SIGKILL, the OOM killer) never hears of it: it holds both ends of the pool's
+    call queue, so no end-of-file reaches it, and it would idle forever. It checks instead, and leaves."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="provenance-parent-watch", daemon=True).start()
 
 
 def make_executor(kind: ExecutorKind, workers: int | None = None) -> ExperimentExecutor:

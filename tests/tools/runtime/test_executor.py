@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from tools.experiment.job import SharedBaselineCache, process_cache
 from tools.runtime.executor import (
+    PARENT_POLL_SECONDS,
     JobCancelled,
     ProcessExecutor,
     ThreadExecutor,
@@ -18,6 +22,8 @@ from tools.runtime.executor import (
     make_executor,
 )
 from tools.settings import ProvenanceSettings
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_jobs_run_at_once_up_to_the_pool_size_and_results_keep_their_order() -> None:
@@ -299,3 +305,43 @@ def test_closing_with_a_job_in_flight_lets_the_workers_end_on_their_own() -> Non
 
     outcome, codes = asyncio.run(go())
     assert isinstance(outcome, (int, JobCancelled)) and codes == [0]
+
+
+_KILLED_PARENT = """
+import os
+from tools.runtime.executor import ProcessExecutor
+executor = ProcessExecutor(2)
+executor.warm(wait=True)
+print(" ".join(map(str, executor._get_pool()._processes)), flush=True)
+os._exit(137)  # what SIGKILL or the OOM killer leave behind: no shutdown of the pool
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (an orphan's exit is reaped by whatever runs as pid 1, which may never do it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return False
+    return fields[0] != "Z"
+
+
+@pytest.mark.slow
+def test_workers_of_a_killed_parent_exit_instead_of_idling_forever(tmp_path: Path) -> None:
+    """The chat or the warm service killed outright left its two workers behind (seen: orphans of a killed service
+    still idle minutes later)."""
+    out = tmp_path / "workers.txt"
+    with out.open("w") as sink:  # a file, not a pipe: orphans holding the pipe would hold this test too
+        done = subprocess.run(
+            [sys.executable, "-c", _KILLED_PARENT], cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, timeout=120
+        )
+    assert done.returncode == 137, out.read_text()
+    workers = [int(pid) for pid in out.read_text().split()]
+    assert len(workers) == 2
+    deadline = time.monotonic() + 10 * PARENT_POLL_SECONDS + 5
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [pid for pid in workers if _alive(pid)]
+    for pid in alive:  # leave no orphan behind even when the test fails
+        os.kill(pid, 9)
+    assert not alive, f"workers {alive} outlived their killed parent"
