@@ -27,6 +27,7 @@ from agent.state import ApprovalDecision, ApprovalRequest
 from tools.catalog.session import CatalogError
 from tools.evidence.store import EvidenceError, read_evidence
 from tools.settings import load_settings
+from tools.tolerance.report import chat_figures
 
 SETTINGS = load_settings()
 auth.ensure_auth_secret(SETTINGS.home)  # Chainlit reads CHAINLIT_AUTH_SECRET only after importing this module
@@ -113,7 +114,7 @@ async def show_run(run_id: str, request: ApprovalRequest | None = None) -> None:
 async def show_scan(folder: Path, answer: str) -> None:
     """A tolerance map: the brackets, the dose-response figures and heat map, and the scan's evidence files."""
     elements: list[Any] = [
-        cl.Image(path=str(p), name=p.stem, display="inline", size="large") for p in sorted(folder.glob("*.png"))
+        cl.Image(path=str(p), name=p.stem, display="inline", size="large") for p in chat_figures(folder)
     ]
     elements += [cl.File(path=str(folder / name), name=name, display="inline") for name in ("scan.json", "report.md")]
     await cl.Message(content=answer, elements=elements).send()

@@ -343,7 +343,9 @@ def test_how_much_a_field_can_take_is_answered_with_a_tolerance_scan(settings: P
     assert answer.startswith("Tolerance map of amount (2 production model(s), ")
     assert "fraud_detector:\n  - nulls: BLOCK from 50% nulls (20% nulls tolerated)" in answer
     folder = Path(first.values["scan_dir"])
+    axes = ("scale_up", "scale_down", "shift_up", "shift_down", "nulls", "rounding", "clip_high")
     assert {p.name for p in folder.glob("*.png")} == {
-        "fraud_detector-dose-response.png", "review_time_estimator-dose-response.png", "tolerance-heatmap.png",
-    }  # fmt: skip
+        "tolerance-heatmap.png",
+        *(f"{m}-{a}.png" for m in ("fraud_detector", "review_time_estimator") for a in axes),
+    }
     assert catalog_write_count(settings.lite_db) == before  # read-only: publishing is `scan --publish`'s

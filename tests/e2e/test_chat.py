@@ -183,14 +183,17 @@ def test_a_tolerance_map_in_the_chat_shows_its_plots(chat: Chat) -> None:
     chat.expect_answer("Tolerance map of amount")
     answer = chat.page.locator(ASSISTANT).filter(has_text="Tolerance map of amount").last
     expect(answer).to_contain_text("BLOCK from ×1.5 (×1.2 tolerated)")
-    plots = chat.page.locator(
-        "img[alt='fraud_detector-dose-response'], img[alt='review_time_estimator-dose-response'], "
-        "img[alt='tolerance-heatmap']"
-    )
-    expect(plots).to_have_count(3, timeout=TURN_MS)
+    # The heat map, then one figure per model and axis: a model's seven panels in one figure shrank to a thumbnail.
+    axes = ("scale_up", "scale_down", "shift_up", "shift_down", "nulls", "rounding", "clip_high")
+    names = ["tolerance-heatmap", *(f"{m}-{a}" for m in ("fraud_detector", "review_time_estimator") for a in axes)]
+    plots = chat.page.locator(", ".join(f"img[alt='{name}']" for name in names))
+    expect(plots).to_have_count(len(names), timeout=TURN_MS)
     expect(chat.page.get_by_text("Used tolerance").last).to_be_visible()
-    figure = chat.page.locator("img[alt='fraud_detector-dose-response']")
+    figure = chat.page.locator("img[alt='review_time_estimator-nulls']")
     figure.evaluate("element => element.scrollIntoView({block: 'center'})")  # the plots, under the brackets
+    expect(figure).to_be_visible()
+    shown, natural = figure.evaluate("element => [element.clientWidth, element.naturalWidth]")
+    assert shown >= 0.75 * natural, f"shown {shown} px wide of {natural}: too small to read"
     chat.screenshot("tolerance-map")
 
 

@@ -13,7 +13,7 @@ from policies import Policy
 from tools import atomic
 from tools.evidence.build import slug
 from tools.tolerance.bisection import LEVELS
-from tools.tolerance.plots import dose_response, heat_map
+from tools.tolerance.plots import axis_figure_name, axis_figures, heat_map
 from tools.tolerance.schema import ModelScan, ScanResult
 
 SCAN_FILE = "scan.json"
@@ -32,9 +32,7 @@ def write_scan(home: Path, result: ScanResult, policy: Policy) -> tuple[Path, Sc
     try:
         plots: dict[str, str] = {}
         for model in result.models:
-            if model.axes:
-                name = f"{slug(model.name)}-dose-response.png"
-                dose_response(model, policy, staging / name)
+            for name in axis_figures(model, policy, staging, slug(model.name)):
                 plots[name] = _sha256(staging / name)
         if any(m.axes for m in result.models):
             heat_map(result.models, staging / HEAT_MAP)
@@ -115,9 +113,16 @@ def _model_section(model: ModelScan) -> list[str]:
         block, warning = (axis.bracket_text(level) for level in reversed(LEVELS))
         monotone = "yes" if axis.search.monotone else "**no**: a larger dose gave a milder verdict"
         lines.append(f"| {axis.axis} | {block} | {warning} | {len(axis.search.points)} | {monotone} |")
-    lines += ["", f"![{model.name} dose-response]({slug(model.name)}-dose-response.png)"]
+    lines += [""] + [f"![{model.name}: {a.axis}]({axis_figure_name(slug(model.name), a)})" for a in model.axes]
     return lines
 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def chat_figures(folder: Path) -> list[Path]:
+    """What the chat shows of a scan: the heat map, then each model's figures in the scan's order of models and
+    axes (scan.json's `plots`)."""
+    names = list(read_scan(folder).plots)
+    return [folder / name for name in sorted(names, key=lambda name: name != HEAT_MAP)]

@@ -21,7 +21,7 @@ from tools.mutations import Mutation
 from tools.settings import ProvenanceSettings
 from tools.tolerance.bisection import LEVELS
 from tools.tolerance.doses import axes_for
-from tools.tolerance.report import HEAT_MAP, REPORT_FILE, SCAN_FILE, read_scan, write_scan
+from tools.tolerance.report import HEAT_MAP, REPORT_FILE, SCAN_FILE, chat_figures, read_scan, write_scan
 from tools.tolerance.scan import scan
 from tools.tolerance.schema import ScanResult
 
@@ -76,16 +76,17 @@ def test_the_scan_is_written_whole_and_writes_nothing_to_the_catalog(settings: P
     stored = json.loads((folder / SCAN_FILE).read_text())
     assert stored["schema_version"] == "provenance.scan/1" and stored["policy"]["sha256"]
     assert len(stored["conventions_sha256"]) == 64
-    assert set(written.plots) == {
-        "fraud_detector-dose-response.png",
-        "review_time_estimator-dose-response.png",
-        HEAT_MAP,
-    }
+    # one figure per axis (readable in the chat), in the scan's order of models and axes
+    per_axis = [f"{m.name}-{a.axis}.png" for m in written.models for a in m.axes]
+    assert len(per_axis) == 2 * 4
+    assert set(written.plots) == {*per_axis, HEAT_MAP}
+    assert [p.name for p in chat_figures(folder)] == [HEAT_MAP, *per_axis]
     for name in written.plots:
         assert (folder / name).read_bytes().startswith(b"\x89PNG")
     report = (folder / REPORT_FILE).read_text()
     assert "## fraud_detector (binary, input `txn_amount`)" in report and "| shift_up |" in report
     assert f"![tolerance heat map]({HEAT_MAP})" in report
+    assert all(f"({name})" in report for name in per_axis)
     for model in written.models:
         assert model.artifact_sha256 and model.eval_data_sha256 and model.rows
         assert {a.axis for a in model.axes} == {"scale_down", "shift_up", "clip_high", "rounding"}
