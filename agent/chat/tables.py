@@ -1,6 +1,6 @@
 """The verdict card's metric tables: one table per task present in the run, each with that task's own columns
-(its view's, tools/tasks/: a regressor's row never shows AUC), the moved-prediction tolerance under a regression
-table, and one line per model on its worst segment."""
+(its view's, tools/tasks/: a regressor's row never shows AUC) and its models' confidence intervals under it, the
+moved-prediction tolerance under a regression table, and one line per model on its worst segment."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tools import task_registry
 from tools.evidence.formats import pct, sig
 from tools.evidence.schema import ModelEvidence
 from tools.evidence.task_text import EXCEEDS_TEXT, SEGMENT_METRIC_NAMES
-from tools.evidence.task_views import task_view
+from tools.evidence.task_views import Cell, task_view
 
 
 def _groups(models: list[ModelEvidence]) -> dict[str, list[ModelEvidence]]:
@@ -29,20 +29,33 @@ def _groups(models: list[ModelEvidence]) -> dict[str, list[ModelEvidence]]:
     return groups
 
 
+def _cells(model: ModelEvidence, task: str) -> list[Cell] | None:
+    m = model.metrics
+    return None if m is None or m.task != task else task_view(m).table_cells(plain)
+
+
 def metrics_row(model: ModelEvidence, task: str, columns: int) -> str:
     head = f"| {plain(model.name)} | **{model.verdict}** |"  # text: an emoji is an empty box without an emoji font
-    m = model.metrics
-    if m is None or m.task != task:
+    cells = _cells(model, task)
+    if cells is None:
         return head + " not measured |" + " |" * (columns - 1)
-    return head + "".join(f" {cell} |" for cell in task_view(m).table_cells(plain))
+    return head + "".join(f" {cell.value} |" for cell in cells)
 
 
-def _header(task: str, group: list[ModelEvidence], confidence: str) -> list[str]:
+def intervals_line(model: ModelEvidence, task: str, header: list[str], confidence: str) -> str | None:
+    """The model's confidence intervals, one line under the table: in the cells they pushed it past the chat's width
+    ("> 99.9% (99.910% to 99.996%)" wrapped over five lines)."""
+    cells = _cells(model, task)
+    shown = [f"{name} {cell.interval}" for name, cell in zip(header, cells or [], strict=False) if cell.interval]
+    return f"- {plain(model.name)}, {confidence} CI: " + "; ".join(shown) if shown else None
+
+
+def _header(task: str, group: list[ModelEvidence]) -> list[str]:
     """The task's columns, from the view of its first measured model (a table's models share their task)."""
     measured = next((m.metrics for m in group if m.metrics is not None and m.metrics.task == task), None)
     if measured is None:
         return ["Measured"]
-    return task_view(measured).table_header(confidence)
+    return task_view(measured).table_header()
 
 
 def num(value: float | None, spec: str = ".3f") -> str:
@@ -74,14 +87,17 @@ def segment_item(s: SegmentSummary) -> str:
 def metric_tables(models: list[ModelEvidence], confidence: float) -> list[str]:
     """Markdown lines: a table per task present, the regression tolerance notes, and the worst segments."""
     lines: list[str] = []
+    level = f"{confidence:.0%}"
     for task, group in _groups(models).items():
-        header = _header(task, group, f"{confidence:.0%}")
+        header = _header(task, group)
         lines += [
             "",
             "| Model | Verdict | " + " | ".join(header) + " |",
             "|---" * (len(header) + 2) + "|",
             *(metrics_row(model, task, len(header)) for model in group),
         ]
+        intervals = [line for model in group if (line := intervals_line(model, task, header, level))]
+        lines += ["", *intervals] if intervals else []
         if task == "regression":
             notes = [
                 f"- *moved* for {plain(model.name)}: \\|change\\| \\> {plain(sig(r.tolerance))} "

@@ -52,7 +52,8 @@ def _assess_until_approval(chat: Chat) -> str:
     question = chat.page.locator(ASSISTANT).filter(has_text="Publish the verdict BLOCK to DataHub").last
     expect(question).to_contain_text(f"Change tested: {change}")  # next to the Approve / Reject buttons
     expect(card).to_contain_text("fraud_detector")
-    expect(card).to_contain_text("Flip rate (95% CI)")
+    expect(card).to_contain_text("Flip rate")
+    expect(card).to_contain_text("fraud_detector, 95% CI: Flip rate")
     expect(card).to_contain_text(f"set tag {BLOCK_TAG} on {FRAUD_MODEL_URN}")  # URNs survive the Markdown
     new_runs = set(list_run_ids(chat.server.home)) - runs_before
     assert len(new_runs) == 1, new_runs

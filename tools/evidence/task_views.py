@@ -9,6 +9,7 @@ is shown with the binary view's fields, which are then "n/a": never another task
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,6 +18,14 @@ from tools import task_registry
 from tools.evidence.formats import decimal, pct, share_range, sig
 from tools.evidence.task_text import SEGMENT_METRIC_NAMES, SummaryCells, interval
 from tools.task_registry import Escape
+
+
+class Cell(NamedTuple):
+    """One cell of the chat's table: the value, and its confidence interval, which the chat shows under the table
+    (an interval in every cell pushed a regressor's table past the chat's width)."""
+
+    value: str
+    interval: str | None = None
 
 
 class MetricChange(BaseModel):
@@ -61,11 +70,11 @@ class TaskView(ABC):
         """The task's performance metric before and after (`provenance check`)."""
 
     @abstractmethod
-    def table_header(self, confidence: str) -> list[str]:
-        """The columns of the chat's table of this task's models (`confidence` as "95%")."""
+    def table_header(self) -> list[str]:
+        """The columns of the chat's table of this task's models, "Failed rows" first: it is never out of view."""
 
     @abstractmethod
-    def table_cells(self, escape: Escape) -> list[str]:
+    def table_cells(self, escape: Escape) -> list[Cell]:
         """This model's cells of that table; `escape` shows text from the data (a class name) verbatim."""
 
     def _failures(self) -> str:
@@ -119,16 +128,22 @@ class TaskMetricsView(TaskView):
         first = self._first()
         return None if first is None else MetricChange(name=first[0], change=first[1])
 
-    def table_header(self, confidence: str) -> list[str]:
+    def table_header(self) -> list[str]:
         names = list(self.t.paired) if self.t is not None else []
-        return [f"Share ({confidence} CI)", *(f"Δ{name} ({confidence} CI)" for name in names), "Failed rows"]
+        share = SEGMENT_METRIC_NAMES.get(self.t.share_name, self.t.share_name) if self.t is not None else "share"
+        return ["Failed rows", share.capitalize(), *(f"Δ{name}" for name in names)]
 
-    def table_cells(self, escape: Escape) -> list[str]:
-        paired = [
-            f"{sig(c.delta, sign=True)} {interval(c.ci_low, c.ci_high, 'sig')}"
-            for c in (self.t.paired.values() if self.t is not None else ())
-        ]
-        return [escape(self._share(1)), *paired, pct(self.m.failure_rate, 1)]
+    def table_cells(self, escape: Escape) -> list[Cell]:
+        t = self.t
+        if t is None:
+            return [Cell(pct(self.m.failure_rate, 1)), Cell(f"{self.m.task} metrics n/a")]
+        paired = [Cell(sig(c.delta, sign=True), _range(c.ci_low, c.ci_high)) for c in t.paired.values()]
+        share = Cell(pct(t.share, 1), share_range(t.share_ci_low, t.share_ci_high))
+        return [Cell(pct(self.m.failure_rate, 1)), share, *paired]
+
+
+def _range(low: float | None, high: float | None) -> str:
+    return f"{sig(low, sign=True)} to {sig(high, sign=True)}"
 
 
 def task_view(metrics: ModelMetrics) -> TaskView:

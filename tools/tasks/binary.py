@@ -13,7 +13,7 @@ from policies import ModelMetrics
 from tools.evidence import plots
 from tools.evidence.formats import auc, decimal, pct, share_range, signed
 from tools.evidence.task_text import SummaryCells, interval
-from tools.evidence.task_views import MetricChange, TaskView, parts
+from tools.evidence.task_views import Cell, MetricChange, TaskView, parts
 from tools.experiment.metrics import binary_metrics
 from tools.task_registry import Escape, MeasureOptions, MLTask, register
 
@@ -64,18 +64,20 @@ class BinaryView(TaskView):
     def performance(self) -> MetricChange | None:
         return None if self.auc is None else MetricChange(name="AUC", change=self.auc)
 
-    def table_header(self, confidence: str) -> list[str]:
-        c = confidence
-        return [f"Flip rate ({c} CI)", "AUC before → after", f"ΔAUC ({c} CI)", "Score PSI", "Failed rows"]
+    def table_header(self) -> list[str]:
+        return ["Failed rows", "Flip rate", "AUC before → after", "ΔAUC", "Score PSI"]
 
-    def table_cells(self, escape: Escape) -> list[str]:
+    def table_cells(self, escape: Escape) -> list[Cell]:
         m, a = self.m, self.auc
-        flips = f"{pct(m.flip_rate, 1)} ({share_range(m.flip_rate_ci_low, m.flip_rate_ci_high)})"
         before, after, change, low, high = parts(a)
-        delta = f"{num(change, '+.3f')} ({num(low, '+.3f')} to {num(high, '+.3f')})"
         p_value = num(None if a is None else a.p_value, ".2g")
-        return [flips, f"{num(before)} → {num(after)}", f"{delta}, p = {p_value}", num(m.psi, ".2f"),
-                pct(m.failure_rate, 1)]  # fmt: skip
+        return [
+            Cell(pct(m.failure_rate, 1)),
+            Cell(pct(m.flip_rate, 1), share_range(m.flip_rate_ci_low, m.flip_rate_ci_high)),
+            Cell(f"{num(before)} → {num(after)}"),
+            Cell(f"{num(change, '+.3f')}, p = {p_value}", f"{num(low, '+.3f')} to {num(high, '+.3f')}"),
+            Cell(num(m.psi, ".2f")),
+        ]
 
 
 class Binary(MLTask):

@@ -14,30 +14,28 @@ from policies import ModelMetrics, MulticlassMetrics
 from tools.evidence import plots_multiclass
 from tools.evidence.formats import decimal, pct, points, share_range
 from tools.evidence.task_text import SummaryCells, interval, multiclass_line, worst_class, worst_class_psi
-from tools.evidence.task_views import MetricChange, TaskView
+from tools.evidence.task_views import Cell, MetricChange, TaskView
 from tools.experiment.metrics_multiclass import compute_multiclass_metrics
 from tools.task_registry import Escape, MeasureOptions, MLTask, register
 from tools.tasks.binary import BinaryView
 
-
-def _header(c: str) -> list[str]:
-    return [f"Argmax flips ({c} CI)", "Accuracy before → after", f"ΔAccuracy ({c} CI)", f"ΔMacro-F1 ({c} CI)",
-            "Worst class flips", "Class PSI (max)", "Failed rows"]  # fmt: skip
+HEADER = ["Failed rows", "Argmax flips", "Accuracy before → after", "ΔAccuracy", "ΔMacro-F1", "Worst class flips",
+          "Class PSI (max)"]  # fmt: skip
 
 
-def _flips(m: ModelMetrics) -> str:
-    return f"{pct(m.flip_rate, 1)} ({share_range(m.flip_rate_ci_low, m.flip_rate_ci_high)})"
+def _flips(m: ModelMetrics) -> Cell:
+    return Cell(pct(m.flip_rate, 1), share_range(m.flip_rate_ci_low, m.flip_rate_ci_high))
 
 
 class UnmeasuredView(BinaryView):
     """A multiclass model measured for a v1 policy, which has no multiclass rules: its flips, the binary view's
     n/a fields, and n/a in the other multiclass columns of the chat's table."""
 
-    def table_header(self, confidence: str) -> list[str]:
-        return _header(confidence)
+    def table_header(self) -> list[str]:
+        return HEADER
 
-    def table_cells(self, escape: Escape) -> list[str]:
-        return [_flips(self.m)] + ["n/a"] * (len(_header("")) - 2) + [pct(self.m.failure_rate, 1)]
+    def table_cells(self, escape: Escape) -> list[Cell]:
+        return [Cell(pct(self.m.failure_rate, 1)), _flips(self.m), *[Cell("n/a")] * (len(HEADER) - 2)]
 
 
 def _num(value: float | None, spec: str) -> str:
@@ -76,10 +74,10 @@ class MulticlassView(TaskView):
     def performance(self) -> MetricChange:
         return MetricChange(name="accuracy", change=self.mc.accuracy)
 
-    def table_header(self, confidence: str) -> list[str]:
-        return _header(confidence)
+    def table_header(self) -> list[str]:
+        return HEADER
 
-    def table_cells(self, escape: Escape) -> list[str]:
+    def table_cells(self, escape: Escape) -> list[Cell]:
         m, mc = self.m, self.mc
         worst, psi = worst_class(mc), worst_class_psi(mc)
 
@@ -87,13 +85,13 @@ class MulticlassView(TaskView):
             return _num(value, "+.3f")
 
         return [
+            Cell(pct(m.failure_rate, 1)),
             _flips(m),
-            f"{pct(mc.accuracy.baseline, 1)} → {pct(mc.accuracy.mutated, 1)}",
-            f"{points(mc.accuracy.delta)} ({points(mc.accuracy.ci_low)} to {points(mc.accuracy.ci_high)})",
-            f"{f1(mc.macro_f1.delta)} ({f1(mc.macro_f1.ci_low)} to {f1(mc.macro_f1.ci_high)})",
-            f"{escape(worst[0])} {pct(worst[1], 1)}" if worst else "n/a",
-            f"{_num(psi[1], '.2f')} ({escape(psi[0])})" if psi else "n/a",
-            pct(m.failure_rate, 1),
+            Cell(f"{pct(mc.accuracy.baseline, 1)} → {pct(mc.accuracy.mutated, 1)}"),
+            Cell(points(mc.accuracy.delta), f"{points(mc.accuracy.ci_low)} to {points(mc.accuracy.ci_high)}"),
+            Cell(f1(mc.macro_f1.delta), f"{f1(mc.macro_f1.ci_low)} to {f1(mc.macro_f1.ci_high)}"),
+            Cell(f"{escape(worst[0])} {pct(worst[1], 1)}" if worst else "n/a"),
+            Cell(f"{_num(psi[1], '.2f')} ({escape(psi[0])})" if psi else "n/a"),
         ]
 
 

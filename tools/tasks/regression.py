@@ -13,30 +13,27 @@ from policies import ModelMetrics, RegressionMetrics
 from tools.evidence import plots_regression
 from tools.evidence.formats import decimal, pct, relative, share_range, sig
 from tools.evidence.task_text import SummaryCells, interval, regression_line
-from tools.evidence.task_views import MetricChange, TaskView
+from tools.evidence.task_views import Cell, MetricChange, TaskView
 from tools.experiment.metrics_regression import compute_regression_metrics
 from tools.task_registry import Escape, MeasureOptions, MLTask, register
 from tools.tasks.binary import BinaryView
 
-
-def _header(c: str) -> list[str]:
-    return [f"Moved ({c} CI)", "MAE before → after", f"ΔMAE ({c} CI)", f"ΔRMSE ({c} CI)", "Prediction PSI",
-            "Failed rows"]  # fmt: skip
+HEADER = ["Failed rows", "Moved", "MAE before → after", "ΔMAE", "ΔRMSE", "Prediction PSI"]
 
 
 class UnmeasuredView(BinaryView):
     """A regressor measured for a policy without regression rules: no regression numbers, so the binary view's
     n/a fields, and n/a in every regression column of the chat's table."""
 
-    def table_header(self, confidence: str) -> list[str]:
-        return _header(confidence)
+    def table_header(self) -> list[str]:
+        return HEADER
 
-    def table_cells(self, escape: Escape) -> list[str]:
-        return ["n/a"] * (len(_header("")) - 1) + [pct(self.m.failure_rate, 1)]
+    def table_cells(self, escape: Escape) -> list[Cell]:
+        return [Cell(pct(self.m.failure_rate, 1)), *[Cell("n/a")] * (len(HEADER) - 1)]
 
 
-def _ci(low: float | None, high: float | None) -> str:
-    return f"({sig(low, sign=True)} to {sig(high, sign=True)})"
+def _range(low: float | None, high: float | None) -> str:
+    return f"{sig(low, sign=True)} to {sig(high, sign=True)}"
 
 
 class RegressionView(TaskView):
@@ -70,18 +67,18 @@ class RegressionView(TaskView):
     def performance(self) -> MetricChange:
         return MetricChange(name="MAE", change=self.r.mae)
 
-    def table_header(self, confidence: str) -> list[str]:
-        return _header(confidence)
+    def table_header(self) -> list[str]:
+        return HEADER
 
-    def table_cells(self, escape: Escape) -> list[str]:
+    def table_cells(self, escape: Escape) -> list[Cell]:
         r, m = self.r, self.m
         return [
-            f"{pct(r.moved_share, 1)} ({share_range(r.moved_share_ci_low, r.moved_share_ci_high)})",
-            f"{sig(r.mae.baseline)} → {sig(r.mae.mutated)}",
-            f"{sig(r.mae.delta, sign=True)} {_ci(r.mae.ci_low, r.mae.ci_high)}, {relative(r.mae.relative)}",
-            f"{sig(r.rmse.delta, sign=True)} {_ci(r.rmse.ci_low, r.rmse.ci_high)}, {relative(r.rmse.relative)}",
-            "n/a" if r.prediction_psi is None else format(r.prediction_psi, ".2f"),
-            pct(m.failure_rate, 1),
+            Cell(pct(m.failure_rate, 1)),
+            Cell(pct(r.moved_share, 1), share_range(r.moved_share_ci_low, r.moved_share_ci_high)),
+            Cell(f"{sig(r.mae.baseline)} → {sig(r.mae.mutated)}"),
+            Cell(f"{sig(r.mae.delta, sign=True)}, {relative(r.mae.relative)}", _range(r.mae.ci_low, r.mae.ci_high)),
+            Cell(f"{sig(r.rmse.delta, sign=True)}, {relative(r.rmse.relative)}", _range(r.rmse.ci_low, r.rmse.ci_high)),
+            Cell("n/a" if r.prediction_psi is None else format(r.prediction_psi, ".2f")),
         ]
 
 

@@ -54,8 +54,8 @@ def test_verdict_card_shows_verdicts_metrics_with_intervals_reasons_and_writes(t
     )
     card = verdict_card(tmp_path, evidence, request)
     assert card.startswith("## Verdict: BLOCK")
-    assert "| fraud\\_detector | **BLOCK** | 78.8% (77.8% to 79.7%) | 0.899 → 0.727 |" in card
-    assert "-0.173 (-0.185 to -0.160), p = 6.1e-158 | 7.31 | 0.0% |" in card
+    assert "| fraud\\_detector | **BLOCK** | 0.0% | 78.8% | 0.899 → 0.727 | -0.173, p = 6.1e-158 | 7.31 |" in card
+    assert "- fraud\\_detector, 95% CI: Flip rate 77.8% to 79.7%; ΔAUC -0.185 to -0.160" in card
     assert "- **fraud\\_detector** BLOCK: flip rate 78\\.8% \\>= 10% block threshold" in card
     assert "0 of 7200 rows failed" not in card  # PASS reasons stay in the report
     assert "fraud\\_detector\\_challenger: not in production" in card
@@ -106,10 +106,10 @@ def test_card_of_a_run_with_two_tasks_shows_each_tasks_metrics(tmp_path: Path) -
     regression = task_examples.regression_metrics(segments=task_examples.segments("moved_share"))
     evidence = _evidence(tmp_path, [fraud_model(), task_examples.model("review_time", regression)])
     card = verdict_card(tmp_path, evidence)
-    binary, rest = card.split("| Model | Verdict | Moved (95% CI)")
-    assert "| fraud\\_detector | **BLOCK** | 78.8% (77.8% to 79.7%) | 0.899 → 0.727 |" in binary
+    binary, rest = card.split("| Model | Verdict | Failed rows | Moved")
+    assert "| fraud\\_detector | **BLOCK** | 0.0% | 78.8% | 0.899 → 0.727 |" in binary
     assert "AUC" not in rest.split("**Why**")[0]  # nothing of a classifier next to the regressor
-    assert "| review\\_time | **BLOCK** | 40.0% (39.0% to 41.0%) | 0.8325 → 1,843 |" in rest
+    assert "| review\\_time | **BLOCK** | 0.1% | 40.0% | 0.8325 → 1,843 |" in rest
     assert "- **review\\_time**: region=north \\(12\\.1% of rows\\)\\: moved share 30\\.4%" in rest
 
 

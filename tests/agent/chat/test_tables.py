@@ -16,22 +16,21 @@ def tables(*models: object) -> str:
 def test_binary_only_run_keeps_its_single_table() -> None:
     text = tables(fraud_model())
     assert text.count("| Model | Verdict |") == 1
-    assert (
-        "| Model | Verdict | Flip rate (95% CI) | AUC before → after | ΔAUC (95% CI) | Score PSI | Failed rows |"
-        in text
-    )
+    assert "| Model | Verdict | Failed rows | Flip rate | AUC before → after | ΔAUC | Score PSI |" in text
+    assert "- fraud\\_detector, 95% CI: Flip rate 77.8% to 79.7%; ΔAUC -0.185 to -0.160" in text
     assert "Segments" not in text
 
 
 def test_regressor_table_has_errors_moved_share_and_no_auc() -> None:
     text = tables(task_examples.model("review_time", task_examples.regression_metrics()))
     assert "AUC" not in text and "Flip" not in text
-    assert "| Model | Verdict | Moved (95% CI) | MAE before → after | ΔMAE (95% CI) | ΔRMSE (95% CI) |" in text
+    assert "| Model | Verdict | Failed rows | Moved | MAE before → after | ΔMAE | ΔRMSE | Prediction PSI |" in text
     row = next(line for line in text.splitlines() if line.startswith("| review"))
     assert row == (
-        "| review\\_time | **BLOCK** | 40.0% (39.0% to 41.0%) | 0.8325 → 1,843 | +1,842 (+1,800 to +1,885), +221310.0% "
-        "| +2,711 (+2,602 to +2,820), +257880.0% | 5.12 | 0.1% |"
+        "| review\\_time | **BLOCK** | 0.1% | 40.0% | 0.8325 → 1,843 | +1,842, +221310.0% | +2,711, +257880.0% | 5.12 |"
     )
+    # the intervals, under the table: in the cells they pushed it past the chat's width
+    assert "- review\\_time, 95% CI: Moved 39.0% to 41.0%; ΔMAE +1,800 to +1,885; ΔRMSE +2,602 to +2,820" in text
     assert "- *moved* for review\\_time: \\|change\\| \\> 0\\.2198 \\(0\\.1 x baseline prediction std\\)" in text
 
 
@@ -40,8 +39,11 @@ def test_multiclass_table_has_argmax_flips_accuracy_macro_f1_and_worst_class() -
     assert "AUC" not in text
     row = next(line for line in text.splitlines() if line.startswith("| risk"))
     assert row == (
-        "| risk\\_tier | **BLOCK** | 7.0% (6.5% to 7.5%) | 91.2% → 85.1% | -6.09 pp (-6.61 pp to -5.57 pp) "
-        "| -0.083 (-0.090 to -0.076) | high 31.1% | 0.21 (medium) | 0.1% |"
+        "| risk\\_tier | **BLOCK** | 0.1% | 7.0% | 91.2% → 85.1% | -6.09 pp | -0.083 | high 31.1% | 0.21 (medium) |"
+    )
+    assert (
+        "- risk\\_tier, 95% CI: Argmax flips 6.5% to 7.5%; ΔAccuracy -6.61 pp to -5.57 pp; ΔMacro-F1 -0.090 to -0.076"
+        in text
     )
 
 
@@ -51,7 +53,7 @@ def test_a_mixed_run_gets_one_table_per_task_and_unmeasured_models_join_the_firs
     multiclass = task_examples.model("risk_tier", task_examples.multiclass_metrics())
     text = tables(regression, unmeasured, multiclass)
     headers = [line for line in text.splitlines() if line.startswith("| Model |")]
-    assert [h.split(" | ")[2] for h in headers] == ["Argmax flips (95% CI)", "Moved (95% CI)"]  # task order
+    assert [h.split(" | ")[3] for h in headers] == ["Argmax flips", "Moved"]  # task order
     multiclass_table = text.split(headers[1])[0]
     assert "| broken | **INCOMPLETE** | not measured | | | | | | |" in multiclass_table  # 9 columns, like its header
     assert "AUC" not in text
@@ -78,4 +80,4 @@ def test_a_regressor_without_regression_metrics_fills_every_column_of_its_header
     header = next(line for line in lines if line.startswith("| Model |"))
     row = next(line for line in lines if line.startswith("| review"))
     assert row.count(" |") == header.count(" |")
-    assert row.endswith(" n/a | 0.1% |")
+    assert row.endswith(" 0.1% | n/a | n/a | n/a | n/a | n/a |")  # failed rows first: never out of view

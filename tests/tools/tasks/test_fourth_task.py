@@ -183,7 +183,8 @@ def test_every_renderer_shows_the_fourth_task(
     report = (result.run_dir / "report.md").read_text()
     assert "pinball_loss" in report and "moved share" in report
     table = "\n".join(metric_tables(result.evidence.models, 0.95))
-    assert "Δpinball_loss (95% CI)" in table and MODEL.replace("_", "\\_") in table
+    assert "| Δpinball_loss |" in table and MODEL.replace("_", "\\_") in table
+    assert "95% CI: Moved share" in table and "Δpinball_loss +" in table  # the intervals, under the table
 
 
 def test_nothing_outside_the_tasks_module_names_it() -> None:
