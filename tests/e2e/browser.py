@@ -130,8 +130,8 @@ class Chat:
     server: ChatServer
 
     @classmethod
-    def open(cls, browser: Browser, server: ChatServer) -> tuple[BrowserContext, Chat]:
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    def open(cls, browser: Browser, server: ChatServer, width: int = 1400) -> tuple[BrowserContext, Chat]:
+        context = browser.new_context(viewport={"width": width, "height": 1000})
         context.route(_external, _abort)
         page = context.new_page()
         page.set_default_timeout(30_000)

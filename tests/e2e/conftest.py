@@ -42,9 +42,11 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
-@pytest.fixture
+@pytest.fixture(params=[1400])
 def chat(request: pytest.FixtureRequest, browser: Browser, server: ChatServer) -> Iterator[Chat]:
-    context, logged_in = Chat.open(browser, server)
+    """A logged-in page, 1400 px wide unless the test asks for another width (`@pytest.mark.parametrize("chat",
+    [1280], indirect=True)`)."""
+    context, logged_in = Chat.open(browser, server, width=request.param)
     yield logged_in
     if request.node.stash.get(FAILED_KEY, False):  # what the page showed when the test failed
         shot = server.log.with_name(f"{request.node.name}.png")

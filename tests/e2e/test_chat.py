@@ -219,3 +219,61 @@ def test_a_refusal_offers_readings_and_a_click_runs_one(chat: Chat) -> None:
     assert plan.confirmed_from == refused and plan.mutation is not None and plan.mutation.op == "null_inject"
     chat.decide("Reject")
     chat.expect_answer("Rejected")
+
+
+_FITS = """element => {
+    const card = element.closest('.step') || element.parentElement;
+    return element.getBoundingClientRect().right <= Math.min(card.getBoundingClientRect().right, window.innerWidth) + 1;
+}"""
+_CELL_LINES = """table => {
+    const cells = [...table.querySelectorAll('td')];
+    const heights = cells.map(td => td.getBoundingClientRect().height);
+    return Math.max(...heights) / Math.min(...heights);
+}"""
+_WRAPPED = """pres => pres.every(pre => pre.scrollWidth <= pre.clientWidth + 1)"""
+
+
+@pytest.mark.parametrize("chat", [1280], indirect=True)
+def test_at_1280_px_the_regression_table_fits_and_step_boxes_wrap_their_lines(chat: Chat) -> None:
+    """The regression table pushed "Failed rows" out of view at 1400 px and an interval wrapped over five lines;
+    an expanded step box cut its long lines."""
+    chat.send(DEMO_QUESTION)
+    expect(chat.page.get_by_role("button", name="Approve")).to_be_visible(timeout=TURN_MS)
+    card = chat.page.locator(ASSISTANT).filter(has_text="Verdict: BLOCK").last
+    table = card.locator("table").filter(has_text="Prediction PSI")
+    expect(table).to_be_visible()
+    failed = table.locator("th").filter(has_text="Failed rows")
+    assert failed.evaluate(_FITS), "the regression table's Failed rows column is out of view at 1280 px"
+    assert table.evaluate(_FITS), "the regression table is wider than the chat at 1280 px"
+    assert table.evaluate(_CELL_LINES) < 2.5, "a cell of the regression table wraps over several lines"
+    expect(card).to_contain_text("review_time_estimator, 95% CI: Moved")  # the intervals, under the table
+
+    step = chat.page.get_by_text("Used plan", exact=True).last
+    step.click()  # expand it: the change in full, the field's URN
+    pres = chat.page.locator("pre")
+    expect(pres.filter(has_text="scale payments.public.transactions.amount").first).to_be_visible()
+    assert pres.evaluate_all(_WRAPPED), "a step box cuts its long lines"
+    chat.screenshot("regression-table-1280")
+    chat.decide("Reject")
+    chat.expect_answer("Rejected")
+
+
+@pytest.mark.parametrize("chat", [1280], indirect=True)
+def test_at_1280_px_a_refusal_shows_its_list_as_a_list_and_commands_as_code(chat: Chat) -> None:
+    """The help and a refusal's readings showed their items as literal "- " lines and `commands` with backticks."""
+    chat.send("make the amount column weird")
+    answer = chat.page.locator(ASSISTANT).filter(has_text="I can answer, from DataHub").last
+    expect(answer).to_be_visible(timeout=TURN_MS)
+    expect(answer.locator("li")).to_have_count(3)
+    expect(answer.locator("code").filter(has_text="provenance check")).to_have_count(1)
+    text = answer.inner_text()
+    assert "`" not in text and "\\-" not in text, text
+    changes = answer.locator("p").filter(has_text="Changes I can test")
+    assert changes.evaluate("p => !p.innerHTML.split('Changes I can test')[1].includes('<br')"), "broken mid-text"
+
+    chat.send("null out country on weekends")
+    refusal = chat.page.locator(ASSISTANT).filter(has_text="I can run one of these instead").last
+    expect(refusal).to_be_visible(timeout=TURN_MS)
+    expect(refusal.locator("li").first).to_be_visible()
+    assert "\\-" not in refusal.inner_text()
+    chat.screenshot("refusal-1280")

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from agent.chat.messages import DEMO_QUESTION, STARTERS, answer_markdown, plain, planned_experiment_markdown
+from agent.chat.messages import (
+    DEMO_QUESTION,
+    STARTERS,
+    answer_markdown,
+    plain,
+    planned_experiment_markdown,
+    text_markdown,
+)
 from agent.state import AgentState
 from tools.evidence.schema import StageFailure
 
@@ -37,3 +44,29 @@ def test_the_planned_experiment_keeps_its_words_with_a_bold_label() -> None:
         "**Planned experiment:** scale a\\.b ×100 on 100% of rows \\(seed 0\\) — cents\\. Assumed\\: no share\\: "
         "100% of rows\\."
     )
+
+
+def _html(markdown: str) -> str:
+    from markdown_it import MarkdownIt  # CommonMark, as the chat's renderer reads it
+
+    return MarkdownIt("commonmark").render(markdown)
+
+
+def test_an_answer_shows_its_items_as_a_list_and_commands_as_code() -> None:
+    """The help listed its items as literal "- " lines and showed `provenance check` with its backticks."""
+    from agent.capabilities import CAPABILITIES
+
+    html = _html(text_markdown("I could not map that to something I can do. " + CAPABILITIES))
+    assert html.count("<li>") == 3 and "<code>provenance check</code>" in html
+    assert "`" not in html and "\\-" not in html
+    changes = next(block for block in html.split("<br />") if "Changes I can test:" in block)
+    assert changes.endswith("as <code>provenance check</code> judges it.</p>\n")  # one line: no break inside it
+
+
+def test_an_answers_urns_and_punctuation_survive_and_its_line_breaks_stay() -> None:
+    text = "Verdict: BLOCK\n  - fraud_detector BLOCK: flip rate 78.8% >= 10%\nEvidence: /x/run (1)/report.md"
+    html = _html(text_markdown(text))
+    assert "<li>fraud_detector BLOCK: flip rate 78.8% &gt;= 10%</li>" in html
+    assert "<p>Evidence: /x/run (1)/report.md</p>" in html and "<p>Verdict: BLOCK</p>" in html
+    two = _html(text_markdown("Owners of urn:li:dataset:(urn:li:dataPlatform:postgres,a.b,PROD):\nalice"))
+    assert "urn:li:dataset:(urn:li:dataPlatform:postgres,a.b,PROD):<br />\nalice" in two
