@@ -24,7 +24,7 @@ export POSTGRES_INITDB ?= /usr/lib/postgresql/*/bin/initdb
 # tests/tools/changes and tests/test_action build real git repositories (infer-changes reads git history).
 SYSTEM_DEPS ?= $(CHROMIUM):chromium $(POSTGRES_INITDB):postgresql /usr/bin/git:git
 
-.PHONY: demo diff-demo test check lint system-deps chat clean lock
+.PHONY: demo diff-demo test check lint system-deps chat clean lock mlflow dbt
 
 ifeq ($(INSTALLER),pip)
 INSTALL = $(BIN)/python -m pip install --progress-bar off
@@ -61,6 +61,11 @@ lock: | $(BIN)/python
 
 demo: $(DEMO_STAMP)
 	$(BIN)/provenance demo
+
+# The extras a walkthrough needs, added to the demo's .venv at the dev lock's pins: DataHub's mlflow and
+# sql-queries sources and MLflow (docs/models.md), DataHub's dbt and postgres sources (docs/own-datahub.md).
+mlflow dbt: $(DEMO_STAMP)
+	$(INSTALL) -c requirements/dev.txt -e '.[$@]'
 
 # `provenance diff` on the demo's DuckDB warehouse: today's transactions and a pull request's, no server needed.
 diff-demo: $(DEMO_STAMP)

@@ -31,6 +31,10 @@ class RecipeError(BadRequest, ValueError):
     """A recipe that cannot run as given; the message says what to change."""
 
 
+# DataHub sources and the Provenance extra (pyproject.toml; a `make` target of the same name) that installs each.
+SOURCE_EXTRAS = {"mlflow": "mlflow", "sql-queries": "mlflow", "sqlite": "mlflow", "dbt": "dbt", "postgres": "dbt"}
+
+
 @dataclass(frozen=True)
 class Endpoint:
     url: str
@@ -183,10 +187,16 @@ def run_pipeline(recipe: dict[str, Any]) -> PipelineReport:
     except PipelineInitError as exc:  # an unknown or uninstalled source type, a config the source refuses
         source_type = str((recipe.get("source") or {}).get("type") or "?")
         version = _datahub_version()
+        extra = SOURCE_EXTRAS.get(source_type)
+        install = (
+            f"`make {extra}` in the checkout (or `pip install 'provenance[{extra}]'`)"
+            if extra
+            else f"`uv pip install --python .venv/bin/python 'acryl-datahub[{source_type}]=={version}'`"
+        )
         raise RecipeError(
-            f"DataHub cannot start the '{source_type}' source: {exc}. If the type is right, install its plugin into "
-            f"Provenance's environment (`uv pip install --python .venv/bin/python 'acryl-datahub[{source_type}]"
-            f"=={version}'`); else fix `source.type` or `source.config`"
+            f"DataHub cannot start the '{source_type}' source: {exc}. If the type is right, its plugin "
+            f"is not installed in Provenance's environment: {install} installs it; else fix `source.type` or "
+            "`source.config`"
         ) from exc
     error = None
     try:
