@@ -7,7 +7,7 @@ from __future__ import annotations
 from agent.chat.messages import plain
 from policies import SegmentSummary
 from tools import task_registry
-from tools.evidence.formats import pct, sig
+from tools.evidence.formats import pct, share_range, sig
 from tools.evidence.schema import ModelEvidence
 from tools.evidence.task_text import EXCEEDS_TEXT, SEGMENT_METRIC_NAMES
 from tools.evidence.task_views import Cell, task_view
@@ -39,7 +39,12 @@ def metrics_row(model: ModelEvidence, task: str, columns: int) -> str:
     cells = _cells(model, task)
     if cells is None:
         return head + " not measured |" + " |" * (columns - 1)
-    return head + "".join(f" {cell.value} |" for cell in cells)
+    return head + "".join(f" {_unbroken(cell.value)} |" for cell in cells)
+
+
+def _unbroken(value: str) -> str:
+    """ "> 99.9%" kept on one line in a narrow column (it wrapped after the ">")."""
+    return value.replace("> ", ">\u00a0").replace("< ", "<\u00a0")
 
 
 def intervals_line(model: ModelEvidence, task: str, header: list[str], confidence: str) -> str | None:
@@ -79,7 +84,7 @@ def segment_item(s: SegmentSummary) -> str:
     metric = SEGMENT_METRIC_NAMES.get(f.metric, f.metric)
     return plain(
         f"{f.segment} ({pct(f.share, 1)} of rows): {metric} {pct(f.value, 1)} "
-        f"({pct(f.ci_low, 1)} – {pct(f.ci_high, 1)}) "
+        f"({share_range(f.ci_low, f.ci_high)}) "
         f"vs {pct(f.overall_value, 1)} overall, BH p {_p(p_adjusted)}, {EXCEEDS_TEXT[f.exceeds]}; {tested}"
     )
 

@@ -227,8 +227,9 @@ _FITS = """element => {
 }"""
 _CELL_LINES = """table => {
     const cells = [...table.querySelectorAll('td')];
-    const heights = cells.map(td => td.getBoundingClientRect().height);
-    return Math.max(...heights) / Math.min(...heights);
+    const style = getComputedStyle(cells[0]);
+    const line = parseFloat(style.lineHeight) || 1.5 * parseFloat(style.fontSize);
+    return Math.max(...cells.map(td => td.getBoundingClientRect().height)) / line;
 }"""
 _WRAPPED = """pres => pres.every(pre => pre.scrollWidth <= pre.clientWidth + 1)"""
 
@@ -236,22 +237,22 @@ _WRAPPED = """pres => pres.every(pre => pre.scrollWidth <= pre.clientWidth + 1)"
 @pytest.mark.parametrize("chat", [1280], indirect=True)
 def test_at_1280_px_the_regression_table_fits_and_step_boxes_wrap_their_lines(chat: Chat) -> None:
     """The regression table pushed "Failed rows" out of view at 1400 px and an interval wrapped over five lines;
-    an expanded step box cut its long lines."""
+    an expanded step box must wrap its long lines (a URN), not cut them."""
     chat.send(DEMO_QUESTION)
     expect(chat.page.get_by_role("button", name="Approve")).to_be_visible(timeout=TURN_MS)
     card = chat.page.locator(ASSISTANT).filter(has_text="Verdict: BLOCK").last
-    table = card.locator("table").filter(has_text="Prediction PSI")
+    table = card.locator("table").filter(has_text="ΔRMSE")
     expect(table).to_be_visible()
     failed = table.locator("th").filter(has_text="Failed rows")
     assert failed.evaluate(_FITS), "the regression table's Failed rows column is out of view at 1280 px"
     assert table.evaluate(_FITS), "the regression table is wider than the chat at 1280 px"
-    assert table.evaluate(_CELL_LINES) < 2.5, "a cell of the regression table wraps over several lines"
+    assert table.evaluate(_CELL_LINES) < 3.5, "a cell of the regression table wraps over more than two lines"
     expect(card).to_contain_text("review_time_estimator, 95% CI: Moved")  # the intervals, under the table
 
     step = chat.page.get_by_text("Used plan", exact=True).last
     step.click()  # expand it: the change in full, the field's URN
     pres = chat.page.locator("pre")
-    expect(pres.filter(has_text="scale payments.public.transactions.amount").first).to_be_visible()
+    expect(pres.filter(has_text="urn:li:dataset:").first).to_be_visible()
     assert pres.evaluate_all(_WRAPPED), "a step box cuts its long lines"
     chat.screenshot("regression-table-1280")
     chat.decide("Reject")
@@ -268,7 +269,7 @@ def test_at_1280_px_a_refusal_shows_its_list_as_a_list_and_commands_as_code(chat
     expect(answer.locator("code").filter(has_text="provenance check")).to_have_count(1)
     text = answer.inner_text()
     assert "`" not in text and "\\-" not in text, text
-    changes = answer.locator("p").filter(has_text="Changes I can test")
+    changes = answer.locator("[role=article]").filter(has_text="Changes I can test")
     assert changes.evaluate("p => !p.innerHTML.split('Changes I can test')[1].includes('<br')"), "broken mid-text"
 
     chat.send("null out country on weekends")
