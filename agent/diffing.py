@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from agent.errors import UsageError
-from policies import LoadedPolicy, Verdict, overall_verdict
+from policies import LoadedPolicy, Reason, Verdict, overall_verdict
 from tools.atomic import write_atomically
 from tools.catalog.discovery import AffectedModel
 from tools.catalog.handle import CatalogHandle
@@ -55,12 +55,15 @@ NOT_WAREHOUSE = frozenset({"feast", "mlflow", "sagemaker", "vertexai", "tecton",
 
 @dataclass(frozen=True)
 class Reads:
-    dataset_urn: str  # the warehouse dataset the model is scored on
+    dataset_urn: str | None  # the warehouse dataset the model is scored on; None: no lineage path names one
     columns: dict[str, str]  # model input name -> the relation's column, where the lineage names it
+    changed: str = ""  # the changed dataset the model was reached from
 
 
 def reads_of(model: AffectedModel, changed: str) -> Reads:
-    """The warehouse dataset the model's links reach it from, and the column each linked input is read from."""
+    """The warehouse dataset the model's links reach it from, and the column each linked input is read from. When
+    no link's path has a warehouse step, which relation the model is scored on is unknown (None): never the changed
+    dataset by default, whose rows may not be the model's (a feature view between them transforms them)."""
     chosen: str | None = None
     columns: dict[str, str] = {}
     for link in model.features:
@@ -71,7 +74,18 @@ def reads_of(model: AffectedModel, changed: str) -> Reads:
         chosen = chosen or step.dataset_urn
         if step.dataset_urn == chosen and link.link == "feature":
             columns[link.name] = step.column
-    return Reads(dataset_urn=chosen or changed, columns=columns)
+    return Reads(dataset_urn=chosen, columns=columns, changed=changed)
+
+
+def relation_unknown(model: AffectedModel, reads: Reads) -> ModelDiff:
+    """The model's diff when no warehouse relation is on its lineage: INCOMPLETE, saying why and what would help."""
+    message = (
+        f"no warehouse relation lies on the lineage from {reads.changed} to this model (only feature-store or "
+        "registry steps), so which rows it is scored on is unknown and it was not measured; run `provenance diff` "
+        "with --dataset set to the relation its features are read from"
+    )
+    reason = Reason(code="relation_unknown", severity=Verdict.INCOMPLETE, message=message)
+    return ModelDiff(urn=model.urn, name=model.name, verdict=Verdict.INCOMPLETE, reasons=[reason])
 
 
 def diff_request(
@@ -152,7 +166,7 @@ async def _reach(handle: CatalogHandle, datasets: list[str]) -> _Reach:
                 if model.urn in reach.models:
                     first, known = reach.models[model.urn]
                     if known.dataset_urn == reads.dataset_urn:
-                        reads = Reads(known.dataset_urn, {**known.columns, **reads.columns})
+                        reads = Reads(known.dataset_urn, {**known.columns, **reads.columns}, known.changed)
                     reach.models[model.urn] = (first, reads if known.dataset_urn == reads.dataset_urn else known)
                 else:
                     reach.models[model.urn] = (model, reads)
@@ -223,8 +237,12 @@ async def diff_models(settings: ProvenanceSettings, request: DiffRequest) -> tup
             reach = await _reach(handle, request.datasets)
             sides: dict[str, Sides] = {}
             jobs: list[DiffJob] = []
+            unreadable: list[ModelDiff] = []
             for model, what in reach.models.values():
                 reads = what.dataset_urn
+                if reads is None:
+                    unreadable.append(relation_unknown(model, what))
+                    continue
                 if reads not in sides:
                     sides[reads] = await _sides(handle, request, reads)
                 jobs.append(
@@ -246,7 +264,7 @@ async def diff_models(settings: ProvenanceSettings, request: DiffRequest) -> tup
                 done = await asyncio.gather(*(executor.run(measure_in_job, j, request.warehouse_url) for j in jobs))
             finally:
                 await executor.aclose()
-            models: list[ModelDiff] = []
+            models: list[ModelDiff] = list(unreadable)
             for job, (result, counts) in zip(jobs, done, strict=True):
                 models.append(result)
                 if counts is not None:
