@@ -137,12 +137,13 @@ class TaskMetricsView(TaskView):
         t = self.t
         if t is None:
             return [Cell(pct(self.m.failure_rate, 1)), Cell(f"{self.m.task} metrics n/a")]
-        paired = [Cell(sig(c.delta, sign=True), _range(c.ci_low, c.ci_high)) for c in t.paired.values()]
+        paired = [Cell(sig(c.delta, sign=True), sig_range(c.ci_low, c.ci_high)) for c in t.paired.values()]
         share = Cell(pct(t.share, 1), share_range(t.share_ci_low, t.share_ci_high))
         return [Cell(pct(self.m.failure_rate, 1)), share, *paired]
 
 
-def _range(low: float | None, high: float | None) -> str:
+def sig_range(low: float | None, high: float | None) -> str:
+    """An interval of quantities on the model's own scale, as `share_range` writes shares: "+1.2 to +3.4"."""
     return f"{sig(low, sign=True)} to {sig(high, sign=True)}"
 
 

@@ -13,7 +13,7 @@ from policies import ModelMetrics, PairedChange, RegressionMetrics
 from tools.evidence import plots_regression
 from tools.evidence.formats import decimal, pct, relative, share_range, sig
 from tools.evidence.task_text import SummaryCells, interval, regression_line
-from tools.evidence.task_views import Cell, MetricChange, TaskView
+from tools.evidence.task_views import Cell, MetricChange, TaskView, sig_range
 from tools.experiment.metrics_regression import compute_regression_metrics
 from tools.task_registry import Escape, MeasureOptions, MLTask, register
 from tools.tasks.binary import BinaryView
@@ -34,13 +34,9 @@ class UnmeasuredView(BinaryView):
         return [Cell(pct(self.m.failure_rate, 1)), *[Cell("n/a")] * (len(HEADER) - 1)]
 
 
-def _range(low: float | None, high: float | None) -> str:
-    return f"{sig(low, sign=True)} to {sig(high, sign=True)}"
-
-
 def _change(error: PairedChange) -> Cell:
     """An error's paired change and its relative size; the interval goes under the chat's table."""
-    return Cell(f"{sig(error.delta, sign=True)} ({relative(error.relative)})", _range(error.ci_low, error.ci_high))
+    return Cell(f"{sig(error.delta, sign=True)} ({relative(error.relative)})", sig_range(error.ci_low, error.ci_high))
 
 
 class RegressionView(TaskView):

@@ -53,9 +53,13 @@ def _share_metric(task: str | None) -> str:
     return task_registry.get(task).segment_metric
 
 
+def _metric_name(share_metric: str) -> str:
+    """The headline share as people say it: flip_rate -> "flip rate"."""
+    return SEGMENT_METRIC_NAMES.get(share_metric, share_metric)
+
+
 def _share_name(task: str | None) -> str:
-    metric = _share_metric(task)
-    return SEGMENT_METRIC_NAMES.get(metric, metric)
+    return _metric_name(_share_metric(task))
 
 
 def rule_name(code: str) -> str:
@@ -71,7 +75,7 @@ def deciding_rule(point: DosePoint, share_metric: str) -> str:
     if point.verdict == Verdict.PASS:
         return "passed"
     names = [rule_name(code) for code in point.reasons]
-    headline = SEGMENT_METRIC_NAMES.get(share_metric, share_metric)
+    headline = _metric_name(share_metric)
     if headline in names:
         return headline
     return names[0] if names else "unnamed rule"
@@ -87,7 +91,7 @@ def plotted_doses(axis: AxisResult, share_metric: str) -> list[PlottedDose]:
 
 def _markers(model: ModelScan, share_metric: str) -> dict[str, str]:
     """One marker per rule, the same in every panel of the model: circles for the plotted share (and passes)."""
-    headline = SEGMENT_METRIC_NAMES.get(share_metric, share_metric)
+    headline = _metric_name(share_metric)
     markers = {"passed": _HEADLINE_MARKER, headline: _HEADLINE_MARKER}
     for axis in model.axes:
         for dose in plotted_doses(axis, share_metric):
@@ -185,7 +189,7 @@ def _y_top(axis: AxisResult, band: tuple[float, float] | None) -> float:
 
 
 def _share_label(share_metric: str) -> str:
-    return f"{SEGMENT_METRIC_NAMES.get(share_metric, share_metric)} (95% CI)"
+    return f"{_metric_name(share_metric)} (95% CI)"
 
 
 def _legend(
@@ -195,7 +199,7 @@ def _legend(
     share_metric: str,
     markers: dict[str, str],
 ) -> None:
-    headline = SEGMENT_METRIC_NAMES.get(share_metric, share_metric)
+    headline = _metric_name(share_metric)
     used = dict.fromkeys(d.rule for d in plotted_doses(axis, share_metric))
     handles: list[Line2D | Patch] = [
         Line2D([], [], color=colour, marker="o", linestyle="", label=verdict.value)
