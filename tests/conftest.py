@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,25 +55,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
-def mcp_forkserver() -> Iterator[None]:
-    """A warm fork server for the DataHub MCP servers this session starts (tools/catalog/mcp_forkserver.py):
-    hundreds of catalog sessions, each 2-3 CPU s of imports when cold. Processes the tests start inherit it."""
+def forkservers() -> Iterator[None]:
+    """Warm fork servers for the DataHub MCP servers (tools/catalog/mcp_forkserver.py: hundreds of catalog
+    sessions) and the `provenance` commands (agent/cli/forkserver.py: ~100) this session starts, each 2-3 CPU s of
+    imports when cold. Processes the tests start inherit them; a launch either cannot vouch for starts cold."""
     import subprocess
 
-    from tests.mcp_forkserver import spawn_forkserver
-    from tools.catalog.mcp_forkserver import FORKSERVER_ENV
+    from tests.mcp_forkserver import REPO, spawn_forkserver
+    from tests.warm_start import CLI_FORKSERVER_ENV, MCP_FORKSERVER_ENV
 
-    folder = Path(tempfile.mkdtemp(prefix="pv-mcp-"))  # short: a UNIX socket path has at most 107 bytes
-    socket_path = folder / "forkserver.sock"
-    server = spawn_forkserver(socket_path, folder / "forkserver.log")
-    os.environ[FORKSERVER_ENV] = str(socket_path)  # launches before it listens start cold: nothing waits for it
+    folder = Path(tempfile.mkdtemp(prefix="pv-fork-"))  # short: a UNIX socket path has at most 107 bytes
+    servers = [spawn_forkserver(folder / "mcp.sock", folder / "mcp.log")]
+    os.environ[MCP_FORKSERVER_ENV] = str(folder / "mcp.sock")  # launches before it listens start cold
+    with open(folder / "cli.log", "wb") as cli_log:  # the environment the tests' commands get, less their settings
+        servers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "agent.cli.forkserver", str(folder / "cli.sock")],
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=cli_log,
+                stderr=cli_log,
+            )
+        )
+    os.environ[CLI_FORKSERVER_ENV] = str(folder / "cli.sock")
     yield
-    os.environ.pop(FORKSERVER_ENV, None)
-    server.terminate()
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
+    for variable in (MCP_FORKSERVER_ENV, CLI_FORKSERVER_ENV):
+        os.environ.pop(variable, None)
+    for server in servers:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
 
 
 @pytest.fixture(scope="session")

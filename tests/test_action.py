@@ -24,6 +24,7 @@ import yaml
 
 from seed.catalog import POSTGRES_TABLE_URN
 from tests.action_runner import EXPRESSION, ActionRun, Contexts, run_action
+from tests.warm_start import cleared
 from tools.changes.markdown import MARKER
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +130,7 @@ def run_in(repo: Path, tmp_path: Path, given: dict[str, str], **options: Any) ->
         runner={"temp": str(temp)},
         steps=options.pop("preset", {}),  # outputs of earlier steps, when only a later one runs
     )
-    keep = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PROVENANCE_", "DATAHUB_"))}
+    keep = {k: v for k, v in os.environ.items() if not cleared(k, ("GITHUB_", "PROVENANCE_", "DATAHUB_"))}
     base_env = {**keep, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}
     return run_action(ACTION, given, contexts, workspace=repo, base_env=base_env, skip=("install",), **options)
 

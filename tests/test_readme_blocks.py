@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.warm_start import cleared
 
 ROOT = Path(__file__).resolve().parents[1]
 UV = Path(sys.executable).with_name("uv")
@@ -52,7 +53,7 @@ def demo_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def _env(home: Path, service: str = "off") -> dict[str, str]:
     skipped = ("PROVENANCE_", "DATAHUB_", "MLFLOW_", "GOOGLE_", "CI")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
+    env = {k: v for k, v in os.environ.items() if not cleared(k, skipped)}
     return env | {"PROVENANCE_HOME": str(home), "PROVENANCE_SERVICE": service, "DATAHUB_TELEMETRY_ENABLED": "false"}
 
 

@@ -96,6 +96,13 @@ class ProvenanceSettings(BaseSettings):
         description="The socket of a running fork server MCP servers are forked from, warm "
         "(tools/catalog/mcp_forkserver.py); unset: each MCP server is a new process.",
     )
+    provenance_cli_forkserver: str | None = Field(
+        default=None,
+        description="The socket of a running `python -m agent.cli.forkserver SOCKET`: each `provenance` command is "
+        "forked from it, its libraries already imported (agent/cli/forkserver.py); unset, or a command whose "
+        "interpreter or environment differs: each command is a new process. Read by the command before settings "
+        "load.",
+    )
     provenance_executor: Literal["auto", "thread", "process"] = Field(
         default="auto",
         description="Where experiment jobs run: a thread pool, a pool of worker processes, or auto (processes "

@@ -188,6 +188,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     EXIT_FAILURE (1) when the pipe broke while the command was still printing: its code is then unknown, and 1 is
     never mistaken for a PASS. (Not 141 = 128 + SIGPIPE: the code should say what happened to the command, and the
     evidence is on disk either way.)"""
+    if argv is None and Path(sys.argv[0]).name in ("provenance", "__main__.py"):  # a new `provenance` process
+        from agent.cli.forkserver import run_forked
+
+        forked = run_forked(list(sys.argv))  # a fork of a warm server, when PROVENANCE_CLI_FORKSERVER names one
+        if forked is not None:
+            return forked
     code: int | None = None
     try:
         code = _run(argv)

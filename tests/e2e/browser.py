@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, Route, expect
+from tests.warm_start import cleared
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -86,7 +87,7 @@ def chat_server(seeded_home: Path, workdir: Path) -> Iterator[ChatServer]:
     shutil.copytree(REPO / "public", app_root / "public")  # Provenance's logo
     shutil.copy(REPO / "chainlit.md", app_root / "chainlit.md")
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(HERMETIC_ENV_PREFIXES) and k not in NO_KEYS}
+    env = {k: v for k, v in os.environ.items() if not cleared(k, HERMETIC_ENV_PREFIXES) and k not in NO_KEYS}
     env |= {
         "PROVENANCE_HOME": str(home),
         "HOME": str(user_home),

@@ -23,6 +23,7 @@ import pytest
 
 from agent.cli import main
 from tests.realworld.dbt_world import CatalogVariant, DbtModel, DbtWorld
+from tests.warm_start import cleared
 
 pytestmark = pytest.mark.slow
 # mcp's stdio_client binds `errlog=sys.stderr` when it is first imported. Imported here, at collection, it binds
@@ -77,7 +78,7 @@ def assert_every_production_model_answered(answer: dict[str, Any]) -> None:
 
 
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for key in [k for k in os.environ if k.startswith(("DATAHUB_GMS", "PROVENANCE_", "MLFLOW_", "GOOGLE_"))]:
+    for key in [k for k in os.environ if cleared(k, ("DATAHUB_GMS", "PROVENANCE_", "MLFLOW_", "GOOGLE_"))]:
         monkeypatch.delenv(key)
 
 

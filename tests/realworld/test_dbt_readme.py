@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.realworld.dbt_world import DbtWorld
+from tests.warm_start import cleared
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +53,7 @@ def test_the_readme_dbt_block_runs_as_written(dbt_world_copy: DbtWorld, tmp_path
     for name in (".venv", "examples"):
         (checkout / name).symlink_to(REPO / name)
     url = urlparse(world.postgres_url)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATAHUB_", "PROVENANCE_", "MLFLOW_"))}
+    env = {k: v for k, v in os.environ.items() if not cleared(k, ("DATAHUB_", "PROVENANCE_", "MLFLOW_"))}
     env |= {
         "POSTGRES_HOST_PORT": f"{url.hostname}:{url.port}",
         "POSTGRES_DATABASE": url.path.lstrip("/"),

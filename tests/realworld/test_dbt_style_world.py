@@ -14,6 +14,7 @@ import pytest
 
 from tests.realworld.dbt_style_world import MART_COLUMNS, StyleWorld, changes, mart_frames
 from tests.realworld.style_scoring import all_paths, answers, score, summary
+from tests.warm_start import cleared
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +25,7 @@ CARRIED_FLOOR = 12
 
 @pytest.fixture
 def warehouse(dbt_style_world: StyleWorld, monkeypatch: pytest.MonkeyPatch) -> StyleWorld:
-    for key in [k for k in os.environ if k.startswith(("DATAHUB_GMS", "PROVENANCE_", "MLFLOW_"))]:
+    for key in [k for k in os.environ if cleared(k, ("DATAHUB_GMS", "PROVENANCE_", "MLFLOW_"))]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("PROVENANCE_WAREHOUSE_URL", dbt_style_world.postgres_url)
     return dbt_style_world

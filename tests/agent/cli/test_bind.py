@@ -20,6 +20,7 @@ import pytest
 from agent.cli import main
 from tests.realworld.world import RealWorld, ingest_mlflow, read_aspect
 from tests.tools.registry.mlflow_helpers import LeavesMarker, bind_env, version_tags
+from tests.warm_start import cleared
 from tools.experiment.binding import (
     ARTIFACT_SHA256,
     ARTIFACT_URI,
@@ -41,7 +42,7 @@ ASSESS = ["assess", "--field", "income", "--op", "scale", "--param", "factor=100
 @pytest.fixture
 def world(real_world_copy: RealWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RealWorld:
     """A private world, with the CLI's environment pointed at it (in-process runs)."""
-    for key in [k for k in os.environ if k.startswith(("DATAHUB_GMS", "PROVENANCE_", "MLFLOW_"))]:
+    for key in [k for k in os.environ if cleared(k, ("DATAHUB_GMS", "PROVENANCE_", "MLFLOW_"))]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", real_world_copy.mlflow_uri)
     monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path / "home"))

@@ -15,13 +15,14 @@ from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN
 from seed.diff_warehouse import HEAD_SCHEMA, build_demo_warehouse
 from tests.agent.helpers import catalog_write_count
 from tests.agent.mcp.test_server import PROVENANCE
+from tests.warm_start import cleared
 
 
 @pytest.mark.slow
 def test_another_agent_diffs_a_pull_requests_relations(seeded_home: Path) -> None:
     warehouse = build_demo_warehouse(seeded_home / "demo")
     before = catalog_write_count(seeded_home / "catalog.db")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROVENANCE_", "DATAHUB_"))}
+    env = {k: v for k, v in os.environ.items() if not cleared(k, ("PROVENANCE_", "DATAHUB_"))}
     env |= {"PROVENANCE_HOME": str(seeded_home), "PROVENANCE_WAREHOUSE_URL": f"duckdb:///{warehouse}"}
 
     async def call() -> tuple[dict[str, object], str]:

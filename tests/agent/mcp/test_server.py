@@ -22,6 +22,7 @@ from mcp.types import CallToolResult
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
 from tests.agent.helpers import catalog_write_count
 from tests.tools.changes.repo import GitRepo
+from tests.warm_start import cleared
 
 pytestmark = pytest.mark.slow
 PROVENANCE = str(Path(sys.executable).with_name("provenance"))
@@ -46,7 +47,7 @@ approval: {{by: someone, note: an approval in the file is never used here}}
 
 
 def server(home: Path) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROVENANCE_", "DATAHUB_"))}
+    env = {k: v for k, v in os.environ.items() if not cleared(k, ("PROVENANCE_", "DATAHUB_"))}
     return StdioServerParameters(command=PROVENANCE, args=["mcp"], env=env | {"PROVENANCE_HOME": str(home)})
 
 

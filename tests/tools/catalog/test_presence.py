@@ -14,13 +14,14 @@ import pytest
 
 from tools.catalog.presence import NoCatalog, require_embedded_catalog
 from tools.settings import ProvenanceSettings
+from tests.warm_start import cleared
 
 ROOT = Path(__file__).resolve().parents[3]
 LINEAGE = ["lineage", "--dataset", "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"]
 
 
 def _provenance(cwd: Path, *args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROVENANCE_", "DATAHUB_"))}
+    env = {k: v for k, v in os.environ.items() if not cleared(k, ("PROVENANCE_", "DATAHUB_"))}
     env["PYTHONPATH"] = str(ROOT)  # run from another folder, as a user would
     if home is not None:
         env["PROVENANCE_HOME"] = str(home)

@@ -18,6 +18,7 @@ import pytest
 
 from agent.cli import main
 from tests.realworld.world import RealWorld
+from tests.warm_start import cleared
 from tools.catalog.connection import open_catalog
 from tools.catalog.datahub import CatalogReader
 from tools.catalog.discovery import Discovery
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def world(real_world_copy: RealWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RealWorld:
-    for key in [k for k in os.environ if k.startswith(("DATAHUB_GMS", "PROVENANCE_", "MLFLOW_"))]:
+    for key in [k for k in os.environ if cleared(k, ("DATAHUB_GMS", "PROVENANCE_", "MLFLOW_"))]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("PROVENANCE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PROVENANCE_LITE_DB", str(real_world_copy.catalog_db))

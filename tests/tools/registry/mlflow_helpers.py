@@ -13,6 +13,7 @@ import joblib
 import pandas as pd
 
 from tests.realworld.world import RealWorld, mlflow_client
+from tests.warm_start import cleared
 
 
 class LeavesMarker:
@@ -76,7 +77,7 @@ def version_tags(world: RealWorld, name: str, version: str) -> dict[str, str]:
 
 def bind_env(world: RealWorld, home: Path, catalog: str = "embedded") -> dict[str, str]:
     """The environment `provenance` runs with against the world."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROVENANCE_", "DATAHUB_GMS", "MLFLOW_"))}
+    env = {k: v for k, v in os.environ.items() if not cleared(k, ("PROVENANCE_", "DATAHUB_GMS", "MLFLOW_"))}
     return env | {
         "MLFLOW_TRACKING_URI": world.mlflow_uri,
         "PROVENANCE_HOME": str(home),

@@ -1,0 +1,134 @@
+"""A warm start for the `provenance` command line: `python -m agent.cli.forkserver SOCKET` imports the libraries
+the commands use (LangGraph, LangChain, pandas, scikit-learn, matplotlib, the DataHub SDK: ~3 CPU s) once, and
+forks a fresh `provenance` process for each command started with PROVENANCE_CLI_FORKSERVER naming its socket.
+
+Only third-party libraries are imported ahead: Provenance's own modules are imported in each child, after its
+environment, directory and arguments are set, as in a new process; so the settings, the registries and the
+caches of a command are its own. A launch is refused, and the command starts cold, when anything a library could
+have read while being imported differs: the interpreter, its flags and path, or an environment variable other
+than those only Provenance reads (PROVENANCE_*) or reads when called. The test suite starts one per session; a CI
+job running many commands may too. Forking, the launch protocol and the interpreter check:
+tools/runtime/forkserver.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from tools.runtime import forkserver
+
+FORKSERVER_ENV = "PROVENANCE_CLI_FORKSERVER"
+OWN_PACKAGES = ("agent", "tools", "policies", "seed")
+# Read when called, not when imported (or recomputed in the child: HOME), so a launch may differ in them.
+RUNTIME_VARIABLES = frozenset(
+    {
+        "HOME",
+        "CI",
+        "PWD",
+        "OLDPWD",
+        "COLUMNS",
+        "LINES",
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+        "DATAHUB_GMS_URL",
+        "DATAHUB_GMS_TOKEN",
+        "PYTEST_CURRENT_TEST",
+        "SHLVL",  # a shell's own
+        "_",
+    }
+)
+# Libraries a command never imports from a shell, and whose import reads the working directory (chainlit).
+NOT_PRELOADED = ("chainlit", "__main__", "__mp_main__")
+KEPT = frozenset({"tools", "tools.runtime", "tools.runtime.forkserver"})  # the forking itself, and its packages
+
+
+def _may_differ(name: str) -> bool:
+    return name.startswith("PROVENANCE_") or name in RUNTIME_VARIABLES
+
+
+def run_forked(argv: list[str]) -> int | None:
+    """In a `provenance` process that has imported nothing heavy yet: run the command as a fork of the warm server,
+    and return its exit code; None when there is no server to use (the caller runs the command itself)."""
+    path = os.environ.get(FORKSERVER_ENV, "").strip()
+    if not path or forkserver.in_child():
+        return None
+    launched = forkserver.launch(path, [0, 1, 2], {"argv": argv, "path0": sys.path[0]})
+    if isinstance(launched, str):
+        return None
+    child, conn = launched
+    for forwarded in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a signal to the command reaches the command
+        signal.signal(forwarded, lambda sig, _frame: os.kill(child, sig))
+    code = forkserver.wait_exit(conn)
+    if code < 0:  # killed by a signal: so is this process, for whoever waits on it
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return code
+
+
+def _libraries() -> list[str]:
+    """The third-party modules Provenance's own modules import (all but the chat's), in import order: found in a
+    separate process, so this one imports none of Provenance's."""
+    script = (
+        "import importlib, json, pkgutil, sys\n"
+        f"own = {OWN_PACKAGES!r}\n"
+        "for top in own:\n"
+        "    package = importlib.import_module(top)\n"
+        "    for info in pkgutil.walk_packages(package.__path__, top + '.'):\n"
+        "        if not info.name.startswith('agent.chat'):\n"
+        "            importlib.import_module(info.name)\n"
+        "print(json.dumps([m for m in sys.modules if m.split('.')[0] not in own]))\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL
+    )
+    names: list[str] = json.loads(found.stdout.splitlines()[-1])
+    return [n for n in names if n.split(".")[0] not in NOT_PRELOADED and n not in sys.builtin_module_names]
+
+
+def _preload(names: list[str]) -> list[str]:
+    """Import each of `names`; those that cannot be imported on their own (aliases a package installs in
+    sys.modules) are returned, to be logged, not preloaded."""
+    import importlib
+
+    skipped = []
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - an alias or optional part: the child imports it as it would cold
+            skipped.append(f"{name} ({type(exc).__name__})")
+    return skipped
+
+
+def _refusal(base_env: dict[str, str], request: dict[str, Any]) -> str | None:
+    return forkserver.environment_refusal(base_env, request["env"], _may_differ)
+
+
+def serve(path: str) -> None:
+    base = dict(os.environ)  # what a launcher's environment is compared with: as it was before the imports
+    skipped = _preload(_libraries())
+    imported_env = {k: v for k, v in os.environ.items() if base.get(k) != v}  # set by a library as it loaded
+    if skipped:
+        print(f"not preloaded: {', '.join(skipped)}", file=sys.stderr)
+    # `-m agent.cli.forkserver` imported the packages around this module: each child imports them afresh.
+    for name in [m for m in sys.modules if m.split(".")[0] in OWN_PACKAGES and m not in KEPT]:
+        del sys.modules[name]
+    request = forkserver.serve(path, lambda r: _refusal(base, r))
+    if request is None:  # the fork server's own end
+        return
+    os.environ.update(imported_env)  # as each library would have set them when imported in a new process
+    forkserver.rehome_datahub()
+    sys.argv = list(request["argv"])
+    sys.path[0] = request["path0"]
+    runpy.run_module("agent.cli", run_name="__main__", alter_sys=True)  # as `python -m agent.cli` runs it
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,16 @@
+"""The variables that say how a process starts, not what it does: the fork servers of the MCP server and of the
+command line (tools/catalog/mcp_forkserver.py, agent/cli/forkserver.py). A test that clears Provenance's settings
+to be hermetic keeps them, so its processes still start warm; a launch whose environment the fork server cannot
+vouch for starts cold by itself."""
+
+from __future__ import annotations
+
+from agent.cli.forkserver import FORKSERVER_ENV as CLI_FORKSERVER_ENV
+from tools.catalog.mcp_forkserver import FORKSERVER_ENV as MCP_FORKSERVER_ENV
+
+WARM_START_VARIABLES = frozenset({MCP_FORKSERVER_ENV, CLI_FORKSERVER_ENV})
+
+
+def cleared(name: str, prefixes: str | tuple[str, ...]) -> bool:
+    """Whether a hermetic test clears the variable `name`: it starts with one of `prefixes`, and is a setting."""
+    return name.startswith(prefixes) and name not in WARM_START_VARIABLES
