@@ -119,7 +119,10 @@ def serve(path: str) -> None:
         print(f"not preloaded: {', '.join(skipped)}", file=sys.stderr)
     # `-m agent.cli.forkserver` imported the packages around this module: each child imports them afresh.
     for name in [m for m in sys.modules if m.split(".")[0] in OWN_PACKAGES and m not in KEPT]:
-        del sys.modules[name]
+        module = sys.modules.pop(name)
+        parent, _, attribute = name.rpartition(".")
+        if parent in KEPT and getattr(sys.modules[parent], attribute, None) is module:
+            delattr(sys.modules[parent], attribute)  # else `from tools import x` would find the old module there
     request = forkserver.serve(path, lambda r: _refusal(base, r))
     if request is None:  # the fork server's own end
         return

@@ -179,6 +179,7 @@ def serve(path: str, refusal: Callable[[dict[str, Any]], str | None]) -> dict[st
                 return request
             for fd in fds:
                 os.close(fd)
+            print(f"forked pid {pid} for launcher {request.get('launcher')}", file=sys.stderr, flush=True)
             conn.send(json.dumps({"pid": pid}).encode())
             children[pid] = conn
         _reap(children)

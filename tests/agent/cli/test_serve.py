@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from seed.catalog import FRAUD_MODEL_URN, POSTGRES_TABLE_URN, REVIEW_MODEL_URN
+from tests.warm_start import CLI_FORKSERVER_ENV
 from tools.catalog.serve_state import STATE_FILE
 
 ASSESS = ["assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param", "factor=100"]
@@ -53,12 +54,13 @@ def test_commands_reuse_a_served_catalog_and_reach_the_same_verdict(seeded_templ
     for home in (served_home, cold_home):
         shutil.copytree(seeded_template, home, ignore=shutil.ignore_patterns("logs", "mcp-home"))
     env = {**os.environ, "PROVENANCE_HOME": str(served_home)}
+    serve_env = {k: v for k, v in env.items() if k != CLI_FORKSERVER_ENV}  # cold: its state file names its own pid
     serve = subprocess.Popen(
         [sys.executable, "-m", "agent.cli", "catalog", "serve"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=serve_env,
     )
     with ThreadPoolExecutor(2) as pool:
         cold = pool.submit(_cli, cold_home, *ASSESS, "--no-publish", "--json")  # starts its own catalog meanwhile

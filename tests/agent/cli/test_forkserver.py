@@ -1,0 +1,161 @@
+"""The command line's fork server (agent/cli/forkserver.py): a forked command answers as a new process does, a
+launch it cannot vouch for starts cold, and a signal to the command reaches it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from seed.catalog import POSTGRES_TABLE_URN
+from tests.mcp_forkserver import REPO
+from tests.warm_start import CLI_FORKSERVER_ENV
+
+PROVENANCE = [sys.executable, "-m", "agent.cli"]
+
+
+@dataclass(frozen=True)
+class Server:
+    socket: Path
+    log: Path
+
+    def launched(self, launcher: int) -> bool:
+        return f"for launcher {launcher}\n" in self.log.read_text()
+
+    def refusal(self, launcher: int) -> str | None:
+        found = re.search(rf"refused a launch from pid {launcher}: (.*)", self.log.read_text())
+        return found.group(1) if found else None
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    folder = Path(tempfile.mkdtemp(prefix="pv-cli-"))  # short: a UNIX socket path has at most 107 bytes
+    served = Server(folder / "cli.sock", folder / "cli.log")
+    with served.log.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agent.cli.forkserver", str(served.socket)],
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
+    deadline = time.monotonic() + 120
+    while not served.socket.exists():  # it imports the libraries first, then listens
+        assert process.poll() is None and time.monotonic() < deadline, served.log.read_text()
+        time.sleep(0.2)
+    yield served
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def _start(server: Server | None, home: Path, *args: str, **extra: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k != CLI_FORKSERVER_ENV} | {"PROVENANCE_HOME": str(home)} | extra
+    if server is not None:
+        env[CLI_FORKSERVER_ENV] = str(server.socket)
+    return subprocess.Popen(
+        [*PROVENANCE, *args], env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+def _run(server: Server | None, home: Path, *args: str, **extra: str) -> tuple[int, int, str, str]:
+    process = _start(server, home, *args, **extra)
+    out, err = process.communicate(timeout=180)
+    return process.pid, process.returncode, out, err
+
+
+def _timings_removed(text: str) -> str:
+    return re.sub(r"\d+ ms|\d+\.\d+ s", "<time>", text)
+
+
+@pytest.mark.slow
+def test_a_forked_command_answers_as_a_new_process(server: Server, seeded_home: Path) -> None:
+    lineage = ("lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amount")
+    pid, code, out, err = _run(server, seeded_home, *lineage)
+    assert server.launched(pid), server.log.read_text()
+    _, cold_code, cold_out, cold_err = _run(None, seeded_home, *lineage)
+    assert (code, _timings_removed(out), err) == (cold_code, _timings_removed(cold_out), cold_err)
+    assert code == 0 and "fraud_detector" in out
+
+    # An assessment reads Provenance's registries (the ML tasks), which must be the child's own imports: a module
+    # the server had imported and forgotten was still found on its package, and the regressor became INCOMPLETE.
+    assess = ("assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param")
+    assess += ("factor=100", "--json", "--no-publish")
+    pid, code, out, _ = _run(server, seeded_home, *assess)
+    assert server.launched(pid)
+    _, cold_code, cold_out, _ = _run(None, seeded_home, *assess)
+    forked, cold = json.loads(out), json.loads(cold_out)
+    assert [(m["urn"], m["verdict"], m["reasons"]) for m in forked["models"]] == [
+        (m["urn"], m["verdict"], m["reasons"]) for m in cold["models"]
+    ]
+    assert (code, cold_code, [m["verdict"] for m in cold["models"]]) == (20, 20, ["BLOCK", "BLOCK"])
+
+    pid, code, out, err = _run(server, seeded_home, "assess", "--dataset", POSTGRES_TABLE_URN)  # a usage error
+    assert server.launched(pid)
+    assert (code, out) == (2, "") and "--field" in err
+
+
+def test_a_launch_it_cannot_vouch_for_runs_cold(server: Server, tmp_path: Path) -> None:
+    # A variable a library reads while it is imported (matplotlib's backend): the server's imports did not see it.
+    pid, code, out, _ = _run(server, tmp_path, "--version", MPLBACKEND="svg")
+    assert server.refusal(pid) == "environment differs in MPLBACKEND"
+    assert (code, out.split()[0]) == (0, "provenance")
+
+    env = dict(os.environ) | {CLI_FORKSERVER_ENV: str(server.socket)}
+    flagged = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "agent.cli", "--version"],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = flagged.communicate(timeout=60)
+    assert server.refusal(flagged.pid) == "interpreter differs in xoptions"
+    assert flagged.returncode == 0 and "import time:" in err  # it ran here, cold, as asked
+
+    # A Provenance setting differs freely: Provenance's own modules are imported in the child.
+    pid, code, out, _ = _run(server, tmp_path, "--version", PROVENANCE_EXECUTOR="thread")
+    assert server.launched(pid) and code == 0
+
+
+@pytest.mark.slow
+def test_a_signal_to_the_command_reaches_it_and_its_end_is_the_launchers(server: Server, seeded_home: Path) -> None:
+    serve = _start(server, seeded_home, "catalog", "serve")  # runs until it is told to stop
+    deadline = time.monotonic() + 120
+    while not server.launched(serve.pid):
+        assert serve.poll() is None and time.monotonic() < deadline, serve.communicate()
+        time.sleep(0.2)
+    child = int(re.findall(rf"forked pid (\d+) for launcher {serve.pid}\n", server.log.read_text())[0])
+    time.sleep(2)
+    serve.send_signal(signal.SIGTERM)
+    serve.communicate(timeout=60)
+    with pytest.raises(ProcessLookupError):  # the command itself ended, not only its launcher
+        os.kill(child, 0)
+
+    killed = _start(server, seeded_home, "catalog", "serve")
+    while not server.launched(killed.pid):
+        time.sleep(0.2)
+    child = int(re.findall(rf"forked pid (\d+) for launcher {killed.pid}\n", server.log.read_text())[0])
+    killed.kill()  # SIGKILL cannot be forwarded: the child watches its launcher and dies with it
+    killed.communicate(timeout=30)
+    deadline = time.monotonic() + 15
+    while _alive(child):
+        assert time.monotonic() < deadline, f"pid {child} outlived its killed launcher"
+        time.sleep(0.2)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
