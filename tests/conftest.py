@@ -24,6 +24,7 @@ os.environ["PROVENANCE_SERVICE"] = "off"
 
 from seed.seeding import seed_demo  # noqa: E402
 from tests.shared_catalog import SharedCatalog  # noqa: E402
+from tests.warm_start import CLI_FORKSERVER_ENV, MCP_FORKSERVER_ENV, ForkServer  # noqa: E402
 from tools.settings import ProvenanceSettings  # noqa: E402
 
 if TYPE_CHECKING:
@@ -55,14 +56,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
-def forkservers() -> Iterator[None]:
+def forkservers() -> Iterator[dict[str, ForkServer]]:
     """Warm fork servers for the DataHub MCP servers (tools/catalog/mcp_forkserver.py: hundreds of catalog
     sessions) and the `provenance` commands (agent/cli/forkserver.py: ~100) this session starts, each 2-3 CPU s of
     imports when cold. Processes the tests start inherit them; a launch either cannot vouch for starts cold."""
     import subprocess
 
     from tests.mcp_forkserver import REPO, spawn_forkserver
-    from tests.warm_start import CLI_FORKSERVER_ENV, MCP_FORKSERVER_ENV
 
     folder = Path(tempfile.mkdtemp(prefix="pv-fork-"))  # short: a UNIX socket path has at most 107 bytes
     servers = [spawn_forkserver(folder / "mcp.sock", folder / "mcp.log")]
@@ -78,7 +78,10 @@ def forkservers() -> Iterator[None]:
             )
         )
     os.environ[CLI_FORKSERVER_ENV] = str(folder / "cli.sock")
-    yield
+    yield {
+        MCP_FORKSERVER_ENV: ForkServer(folder / "mcp.sock", folder / "mcp.log"),
+        CLI_FORKSERVER_ENV: ForkServer(folder / "cli.sock", folder / "cli.log"),
+    }
     for variable in (MCP_FORKSERVER_ENV, CLI_FORKSERVER_ENV):
         os.environ.pop(variable, None)
     for server in servers:

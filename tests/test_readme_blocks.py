@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from tests.warm_start import cleared
 
 ROOT = Path(__file__).resolve().parents[1]

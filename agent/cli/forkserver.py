@@ -41,15 +41,19 @@ RUNTIME_VARIABLES = frozenset(
         "PYTEST_CURRENT_TEST",
         "SHLVL",  # a shell's own
         "_",
+        "PATH",  # where subprocesses are found, when they start
+        "MLFLOW_TRACKING_URI",  # read by MLflow when a client is made
     }
 )
+# GitHub Actions' own (the Provenance action's steps): no library reads them.
+RUNTIME_PREFIXES = ("PROVENANCE_", "GITHUB_", "RUNNER_", "INPUT_")
 # Libraries a command never imports from a shell, and whose import reads the working directory (chainlit).
 NOT_PRELOADED = ("chainlit", "__main__", "__mp_main__")
 KEPT = frozenset({"tools", "tools.runtime", "tools.runtime.forkserver"})  # the forking itself, and its packages
 
 
 def _may_differ(name: str) -> bool:
-    return name.startswith("PROVENANCE_") or name in RUNTIME_VARIABLES
+    return name.startswith(RUNTIME_PREFIXES) or name in RUNTIME_VARIABLES
 
 
 def run_forked(argv: list[str]) -> int | None:
@@ -81,7 +85,10 @@ def _libraries() -> list[str]:
         "    package = importlib.import_module(top)\n"
         "    for info in pkgutil.walk_packages(package.__path__, top + '.'):\n"
         "        if not info.name.startswith('agent.chat'):\n"
-        "            importlib.import_module(info.name)\n"
+        "            try:\n"
+        "                importlib.import_module(info.name)\n"
+        "            except ImportError:\n"  # an extra this environment lacks (make dbt): not preloaded, as not used
+        "                pass\n"
         "print(json.dumps([m for m in sys.modules if m.split('.')[0] not in own]))\n"
     )
     found = subprocess.run(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, Route, expect
+
 from tests.warm_start import cleared
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,56 +9,29 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from seed.catalog import POSTGRES_TABLE_URN
-from tests.mcp_forkserver import REPO
-from tests.warm_start import CLI_FORKSERVER_ENV
+from tests.warm_start import CLI_FORKSERVER_ENV, ForkServer
 
 PROVENANCE = [sys.executable, "-m", "agent.cli"]
 
 
-@dataclass(frozen=True)
-class Server:
-    socket: Path
-    log: Path
-
-    def launched(self, launcher: int) -> bool:
-        return f"for launcher {launcher}\n" in self.log.read_text()
-
-    def refusal(self, launcher: int) -> str | None:
-        found = re.search(rf"refused a launch from pid {launcher}: (.*)", self.log.read_text())
-        return found.group(1) if found else None
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    folder = Path(tempfile.mkdtemp(prefix="pv-cli-"))  # short: a UNIX socket path has at most 107 bytes
-    served = Server(folder / "cli.sock", folder / "cli.log")
-    with served.log.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "agent.cli.forkserver", str(served.socket)],
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-        )
+@pytest.fixture
+def server(forkservers: dict[str, ForkServer]) -> ForkServer:
+    """The session's fork server (tests/conftest.py), once it listens: it imports the libraries first."""
+    served = forkservers[CLI_FORKSERVER_ENV]
     deadline = time.monotonic() + 120
-    while not served.socket.exists():  # it imports the libraries first, then listens
-        assert process.poll() is None and time.monotonic() < deadline, served.log.read_text()
+    while not served.socket.exists():
+        assert time.monotonic() < deadline, served.log.read_text()
         time.sleep(0.2)
-    yield served
-    process.terminate()
-    process.wait(timeout=10)
+    return served
 
 
-def _start(server: Server | None, home: Path, *args: str, **extra: str) -> subprocess.Popen[str]:
+def _start(server: ForkServer | None, home: Path, *args: str, **extra: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k != CLI_FORKSERVER_ENV} | {"PROVENANCE_HOME": str(home)} | extra
     if server is not None:
         env[CLI_FORKSERVER_ENV] = str(server.socket)
@@ -67,7 +40,7 @@ def _start(server: Server | None, home: Path, *args: str, **extra: str) -> subpr
     )
 
 
-def _run(server: Server | None, home: Path, *args: str, **extra: str) -> tuple[int, int, str, str]:
+def _run(server: ForkServer | None, home: Path, *args: str, **extra: str) -> tuple[int, int, str, str]:
     process = _start(server, home, *args, **extra)
     out, err = process.communicate(timeout=180)
     return process.pid, process.returncode, out, err
@@ -78,33 +51,27 @@ def _timings_removed(text: str) -> str:
 
 
 @pytest.mark.slow
-def test_a_forked_command_answers_as_a_new_process(server: Server, seeded_home: Path) -> None:
-    lineage = ("lineage", "--dataset", POSTGRES_TABLE_URN, "--field", "amount")
-    pid, code, out, err = _run(server, seeded_home, *lineage)
-    assert server.launched(pid), server.log.read_text()
-    _, cold_code, cold_out, cold_err = _run(None, seeded_home, *lineage)
-    assert (code, _timings_removed(out), err) == (cold_code, _timings_removed(cold_out), cold_err)
-    assert code == 0 and "fraud_detector" in out
-
+def test_a_forked_command_answers_as_a_new_process(server: ForkServer, seeded_home: Path) -> None:
     # An assessment reads Provenance's registries (the ML tasks), which must be the child's own imports: a module
     # the server had imported and forgotten was still found on its package, and the regressor became INCOMPLETE.
     assess = ("assess", "--dataset", POSTGRES_TABLE_URN, "--field", "amount", "--op", "scale", "--param")
     assess += ("factor=100", "--json", "--no-publish")
-    pid, code, out, _ = _run(server, seeded_home, *assess)
-    assert server.launched(pid)
-    _, cold_code, cold_out, _ = _run(None, seeded_home, *assess)
+    pid, code, out, err = _run(server, seeded_home, *assess)
+    assert server.launched(pid), server.log.read_text()
+    _, cold_code, cold_out, cold_err = _run(None, seeded_home, *assess)
     forked, cold = json.loads(out), json.loads(cold_out)
     assert [(m["urn"], m["verdict"], m["reasons"]) for m in forked["models"]] == [
         (m["urn"], m["verdict"], m["reasons"]) for m in cold["models"]
     ]
     assert (code, cold_code, [m["verdict"] for m in cold["models"]]) == (20, 20, ["BLOCK", "BLOCK"])
+    assert _timings_removed(err) == _timings_removed(cold_err)
 
     pid, code, out, err = _run(server, seeded_home, "assess", "--dataset", POSTGRES_TABLE_URN)  # a usage error
     assert server.launched(pid)
     assert (code, out) == (2, "") and "--field" in err
 
 
-def test_a_launch_it_cannot_vouch_for_runs_cold(server: Server, tmp_path: Path) -> None:
+def test_a_launch_it_cannot_vouch_for_runs_cold(server: ForkServer, tmp_path: Path) -> None:
     # A variable a library reads while it is imported (matplotlib's backend): the server's imports did not see it.
     pid, code, out, _ = _run(server, tmp_path, "--version", MPLBACKEND="svg")
     assert server.refusal(pid) == "environment differs in MPLBACKEND"
@@ -128,7 +95,7 @@ def test_a_launch_it_cannot_vouch_for_runs_cold(server: Server, tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_a_signal_to_the_command_reaches_it_and_its_end_is_the_launchers(server: Server, seeded_home: Path) -> None:
+def test_a_signal_to_the_command_reaches_it_and_its_end_is_the_launchers(server: ForkServer, seeded_home: Path) -> None:
     serve = _start(server, seeded_home, "catalog", "serve")  # runs until it is told to stop
     deadline = time.monotonic() + 120
     while not server.launched(serve.pid):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.warm_start import cleared
 from tools.catalog.presence import NoCatalog, require_embedded_catalog
 from tools.settings import ProvenanceSettings
-from tests.warm_start import cleared
 
 ROOT = Path(__file__).resolve().parents[3]
 LINEAGE = ["lineage", "--dataset", "urn:li:dataset:(urn:li:dataPlatform:postgres,payments.public.transactions,PROD)"]
