@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
-def forkservers() -> Iterator[dict[str, ForkServer]]:
+def forkservers(request: pytest.FixtureRequest) -> Iterator[dict[str, ForkServer]]:
     """Warm fork servers for the DataHub MCP servers (tools/catalog/mcp_forkserver.py: hundreds of catalog
     sessions) and the `provenance` commands (agent/cli/forkserver.py: ~100) this session starts, each 2-3 CPU s of
     imports when cold. Processes the tests start inherit them; a launch either cannot vouch for starts cold."""
@@ -67,17 +67,15 @@ def forkservers() -> Iterator[dict[str, ForkServer]]:
     folder = Path(tempfile.mkdtemp(prefix="pv-fork-"))  # short: a UNIX socket path has at most 107 bytes
     servers = [spawn_forkserver(folder / "mcp.sock", folder / "mcp.log")]
     os.environ[MCP_FORKSERVER_ENV] = str(folder / "mcp.sock")  # launches before it listens start cold
-    with open(folder / "cli.log", "wb") as cli_log:  # the environment the tests' commands get, less their settings
-        servers.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "agent.cli.forkserver", str(folder / "cli.sock")],
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                stdout=cli_log,
-                stderr=cli_log,
+    # `make check` (not slow) runs few commands: one of twelve was forked, and the server's start costs ~9 CPU s.
+    fast_loop = "not slow" in (request.config.getoption("markexpr") or "")
+    if not fast_loop:
+        with open(folder / "cli.log", "wb") as cli_log:  # the environment the tests' commands get, less settings
+            command = [sys.executable, "-m", "agent.cli.forkserver", str(folder / "cli.sock")]
+            servers.append(
+                subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=cli_log, stderr=cli_log)
             )
-        )
-    os.environ[CLI_FORKSERVER_ENV] = str(folder / "cli.sock")
+        os.environ[CLI_FORKSERVER_ENV] = str(folder / "cli.sock")
     yield {
         MCP_FORKSERVER_ENV: ForkServer(folder / "mcp.sock", folder / "mcp.log"),
         CLI_FORKSERVER_ENV: ForkServer(folder / "cli.sock", folder / "cli.log"),

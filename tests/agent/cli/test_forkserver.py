@@ -18,6 +18,7 @@ from seed.catalog import POSTGRES_TABLE_URN
 from tests.warm_start import CLI_FORKSERVER_ENV, ForkServer
 
 PROVENANCE = [sys.executable, "-m", "agent.cli"]
+pytestmark = pytest.mark.slow  # the session starts the command line's fork server for `make test`, not `make check`
 
 
 @pytest.fixture
@@ -50,7 +51,6 @@ def _timings_removed(text: str) -> str:
     return re.sub(r"\d+ ms|\d+\.\d+ s", "<time>", text)
 
 
-@pytest.mark.slow
 def test_a_forked_command_answers_as_a_new_process(server: ForkServer, seeded_home: Path) -> None:
     # An assessment reads Provenance's registries (the ML tasks), which must be the child's own imports: a module
     # the server had imported and forgotten was still found on its package, and the regressor became INCOMPLETE.
@@ -94,7 +94,6 @@ def test_a_launch_it_cannot_vouch_for_runs_cold(server: ForkServer, tmp_path: Pa
     assert server.launched(pid) and code == 0
 
 
-@pytest.mark.slow
 def test_a_signal_to_the_command_reaches_it_and_its_end_is_the_launchers(server: ForkServer, seeded_home: Path) -> None:
     serve = _start(server, seeded_home, "catalog", "serve")  # runs until it is told to stop
     deadline = time.monotonic() + 120
