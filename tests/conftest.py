@@ -69,17 +69,16 @@ def forkservers(request: pytest.FixtureRequest) -> Iterator[dict[str, ForkServer
     os.environ[MCP_FORKSERVER_ENV] = str(folder / "mcp.sock")  # launches before it listens start cold
     # `make check` (not slow) runs few commands: one of twelve was forked, and the server's start costs ~9 CPU s.
     fast_loop = "not slow" in (request.config.getoption("markexpr") or "")
+    started = {MCP_FORKSERVER_ENV: ForkServer(folder / "mcp.sock", folder / "mcp.log")}
     if not fast_loop:
-        with open(folder / "cli.log", "wb") as cli_log:  # the environment the tests' commands get, less settings
-            command = [sys.executable, "-m", "agent.cli.forkserver", str(folder / "cli.sock")]
+        cli = started[CLI_FORKSERVER_ENV] = ForkServer(folder / "cli.sock", folder / "cli.log")
+        with cli.log.open("wb") as cli_log:  # the environment the tests' commands get, less their settings
+            command = [sys.executable, "-m", "agent.cli.forkserver", str(cli.socket)]
             servers.append(
                 subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=cli_log, stderr=cli_log)
             )
-        os.environ[CLI_FORKSERVER_ENV] = str(folder / "cli.sock")
-    yield {
-        MCP_FORKSERVER_ENV: ForkServer(folder / "mcp.sock", folder / "mcp.log"),
-        CLI_FORKSERVER_ENV: ForkServer(folder / "cli.sock", folder / "cli.log"),
-    }
+        os.environ[CLI_FORKSERVER_ENV] = str(cli.socket)
+    yield started
     for variable in (MCP_FORKSERVER_ENV, CLI_FORKSERVER_ENV):
         os.environ.pop(variable, None)
     for server in servers:

@@ -13,6 +13,7 @@ tools/runtime/forkserver.py.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import runpy
@@ -101,8 +102,6 @@ def _libraries() -> list[str]:
 def _preload(names: list[str]) -> list[str]:
     """Import each of `names`; those that cannot be imported on their own (aliases a package installs in
     sys.modules) are returned, to be logged, not preloaded."""
-    import importlib
-
     skipped = []
     for name in names:
         if name in sys.modules:

@@ -106,7 +106,8 @@ def _fresh_streams(fds: list[int]) -> None:
     ones describe the fork server's files (a log file is seekable, a launcher's pipes are not)."""
     encoding = sys.__stdout__.encoding if sys.__stdout__ is not None else "utf-8"
     unbuffered = bool(getattr(sys.__stdout__, "write_through", False))  # python -u, or PYTHONUNBUFFERED
-    old = {id(s) for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__) if s is not None}
+    was_stdout = {id(s) for s in (sys.stdout, sys.__stdout__) if s is not None}
+    was_stderr = {id(s) for s in (sys.stderr, sys.__stderr__) if s is not None}
     for target, fd in zip((0, 1, 2), fds, strict=True):
         os.dup2(fd, target)
         os.close(fd)
@@ -123,8 +124,10 @@ def _fresh_streams(fds: list[int]) -> None:
     # A library that logged to the server's stderr when imported keeps its handler: point it at the child's.
     for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
         for handler in getattr(logger, "handlers", []):
-            if isinstance(handler, logging.StreamHandler) and id(handler.stream) in old:
-                handler.setStream(stderr if handler.stream is not sys.stdout else stdout)
+            if isinstance(handler, logging.StreamHandler) and id(handler.stream) in was_stdout:
+                handler.setStream(stdout)
+            elif isinstance(handler, logging.StreamHandler) and id(handler.stream) in was_stderr:
+                handler.setStream(stderr)
 
 
 def _become_child(listener: socket.socket, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
@@ -144,6 +147,7 @@ def serve(path: str, refusal: Callable[[dict[str, Any]], str | None]) -> dict[st
     """Serve launches until the process that started this one is gone (then None). In each forked child this
     returns the launch's request, with the child's streams, environment and directory set from it."""
     parent = os.getppid()
+    mine = interpreter()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(64)
@@ -162,7 +166,7 @@ def serve(path: str, refusal: Callable[[dict[str, Any]], str | None]) -> dict[st
             conn, _ = listener.accept()
             message, fds, _, _ = socket.recv_fds(conn, MAX_MESSAGE, 3)
             request: dict[str, Any] = json.loads(message)
-            refused = _refusal(request, fds) or refusal(request)
+            refused = _refusal(mine, request, fds) or refusal(request)
             if refused:
                 print(f"refused a launch from pid {request.get('launcher')}: {refused}", file=sys.stderr, flush=True)
                 conn.send(json.dumps({"refused": refused}).encode())
@@ -187,10 +191,10 @@ def serve(path: str, refusal: Callable[[dict[str, Any]], str | None]) -> dict[st
     return None
 
 
-def _refusal(request: dict[str, Any], fds: list[int]) -> str | None:
+def _refusal(mine: dict[str, Any], request: dict[str, Any], fds: list[int]) -> str | None:
     if len(fds) != 3:
         return "expected 3 descriptors"
-    differs = [key for key, value in interpreter().items() if request.get(key) != value]
+    differs = [key for key, value in mine.items() if request.get(key) != value]
     return f"interpreter differs in {', '.join(differs)}" if differs else None
 
 
