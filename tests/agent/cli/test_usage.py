@@ -32,7 +32,8 @@ def _demo_run() -> Evidence:
 
 
 def _run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PROVENANCE_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home)}
+    # A bare environment, but no warm service left behind for the next 15 minutes (the suite's own setting)
+    env = {"PROVENANCE_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), "PROVENANCE_SERVICE": "off"}
     return subprocess.run([*PROVENANCE, *args], capture_output=True, text=True, timeout=120, env=env)
 
 
