@@ -159,6 +159,7 @@ def test_the_cli_reports_a_bad_database_url_without_a_traceback(seeded_home: Pat
         assert "Traceback" not in done.stderr and "secret" not in done.stderr
 
 
+@pytest.mark.slow
 def test_each_step_is_on_disk_before_the_next_step_starts(
     settings: ProvenanceSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

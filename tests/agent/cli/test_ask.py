@@ -104,6 +104,7 @@ def test_the_terminal_prompt_says_the_change_tested_before_asking(
     )  # said once, before the prompt
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "question",
     ["What depends on billing.transactions.amount?", "What happens if billing.transactions.amount is sent in cents?"],
@@ -119,6 +120,7 @@ def test_a_table_that_is_not_in_the_catalog_is_asked_about_never_substituted(see
     assert "Verdict" not in done.stdout and catalog_write_count(db) == before
 
 
+@pytest.mark.slow
 def test_the_subject_is_the_word_the_catalog_names(seeded_home: Path) -> None:
     """amount is gonna land in cents": the sentence's shape reads 'land'; the catalog names amount, which
     two datasets of the demo have, so the answer asks which one (never 'land', never a guess)."""
@@ -131,6 +133,7 @@ def test_the_subject_is_the_word_the_catalog_names(seeded_home: Path) -> None:
     assert "'land'" not in said and catalog_write_count(db) == before
 
 
+@pytest.mark.slow
 def test_a_condition_in_words_is_asked_about(seeded_home: Path) -> None:
     done = _cli(seeded_home, "ask", "null out country on weekends")
     assert done.returncode == 2, done.stdout + done.stderr

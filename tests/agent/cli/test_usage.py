@@ -128,6 +128,7 @@ def test_runs_columns_stay_aligned_with_a_long_field_name(
     assert len({line.index(last) for line, last in zip(lines, lasts, strict=True)}) == 1, lines
 
 
+@pytest.mark.slow
 def test_publish_off_a_terminal_needs_yes_and_writes_nothing(seeded_home: Path) -> None:
     write_run(seeded_home, _demo_run(), extra=write_stub_report)
     before = catalog_write_count(seeded_home / "catalog.db")

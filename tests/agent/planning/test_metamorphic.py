@@ -50,6 +50,7 @@ def restates(family: str, base: ExperimentPlan) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_an_appended_qualifier_is_never_dropped_silently(capsys: pytest.CaptureFixture[str]) -> None:
     silent: dict[str, list[str]] = {family: [] for family in FAMILIES}
     total = 0

@@ -12,6 +12,7 @@ from tests.agent.planning.phrasings import AMOUNT, CATEGORY, COUNTRY, PHRASINGS,
 from tests.agent.planning.test_metamorphic import FAMILIES
 
 
+@pytest.mark.slow
 def test_every_reading_offered_on_a_refused_variant_runs() -> None:
     """Over the metamorphic variants (every tuned phrasing with each family's qualifier): a refusal's readings each
     plan without a refusal, and drop the qualifier the refusal was about."""

@@ -255,6 +255,7 @@ def _add_tags(db: str, prefix: str, count: int, start: Any) -> None:
         store.close()
 
 
+@pytest.mark.slow
 def test_two_processes_writing_one_file_lose_nothing(tmp_path: Path) -> None:
     """Each `catalog serve` (or CLI) process has its own store: the writer lock is a file lock, not only a thread's."""
     import multiprocessing

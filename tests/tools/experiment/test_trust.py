@@ -11,7 +11,6 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
-import skops.io as sio
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -143,6 +142,8 @@ def test_registry_version_from_keys_or_a_models_uri() -> None:
 def test_a_skops_pipeline_loads_without_pickle(world: tuple[Path, Path, Path]) -> None:
     root, model, _ = world
     path = root / "model.skops"
+    import skops.io as sio  # here, not at the top: 2.4 s with the dask it pulls in, paid by every worker's collection
+
     sio.dump(joblib.load(model), path)
     binding = resolve_binding(props("model.skops", sha(path), "eval.csv"), root, roots=parse_roots(str(root), []))
     assert load_verified_pipeline(binding).predict_proba(pd.DataFrame({"x": [0.2]})).shape == (1, 2)
@@ -154,6 +155,8 @@ def test_a_skops_file_with_types_not_trusted_is_refused_until_listed(
     root, _, data = world
     frame = pd.read_csv(data)
     path = root / "boosted.skops"
+    import skops.io as sio
+
     sio.dump(HistGradientBoostingClassifier(max_iter=3).fit(frame[["x"]], frame["y"]), path)
     binding = resolve_binding(props("boosted.skops", sha(path), "eval.csv"), root, roots=parse_roots(str(root), []))
     with pytest.raises(BindingError) as caught:
