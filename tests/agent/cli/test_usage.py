@@ -32,8 +32,9 @@ def _demo_run() -> Evidence:
 
 
 def _run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    # A bare environment, but no warm service left behind for the next 15 minutes (the suite's own setting)
-    env = {"PROVENANCE_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), "PROVENANCE_SERVICE": "off"}
+    # A bare environment, but the suite's service setting (tests/conftest.py): no warm service left behind for 15 min
+    service = os.environ["PROVENANCE_SERVICE"]
+    env = {"PROVENANCE_HOME": str(home), "PATH": "/usr/bin:/bin", "HOME": str(home), "PROVENANCE_SERVICE": service}
     return subprocess.run([*PROVENANCE, *args], capture_output=True, text=True, timeout=120, env=env)
 
 

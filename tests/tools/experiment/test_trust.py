@@ -139,12 +139,17 @@ def test_registry_version_from_keys_or_a_models_uri() -> None:
 # --- skops: scikit-learn models loaded without unpickling ----------------------------------------------------------
 
 
+def _dump_skops(model: object, path: Path) -> None:
+    """skops is imported here, not at the top: 2.4 s with the dask it pulls in, paid by every worker's collection."""
+    import skops.io as sio
+
+    sio.dump(model, path)
+
+
 def test_a_skops_pipeline_loads_without_pickle(world: tuple[Path, Path, Path]) -> None:
     root, model, _ = world
     path = root / "model.skops"
-    import skops.io as sio  # here, not at the top: 2.4 s with the dask it pulls in, paid by every worker's collection
-
-    sio.dump(joblib.load(model), path)
+    _dump_skops(joblib.load(model), path)
     binding = resolve_binding(props("model.skops", sha(path), "eval.csv"), root, roots=parse_roots(str(root), []))
     assert load_verified_pipeline(binding).predict_proba(pd.DataFrame({"x": [0.2]})).shape == (1, 2)
 
@@ -155,9 +160,7 @@ def test_a_skops_file_with_types_not_trusted_is_refused_until_listed(
     root, _, data = world
     frame = pd.read_csv(data)
     path = root / "boosted.skops"
-    import skops.io as sio
-
-    sio.dump(HistGradientBoostingClassifier(max_iter=3).fit(frame[["x"]], frame["y"]), path)
+    _dump_skops(HistGradientBoostingClassifier(max_iter=3).fit(frame[["x"]], frame["y"]), path)
     binding = resolve_binding(props("boosted.skops", sha(path), "eval.csv"), root, roots=parse_roots(str(root), []))
     with pytest.raises(BindingError) as caught:
         load_verified_pipeline(binding)
