@@ -26,16 +26,21 @@ SYSTEM_DEPS ?= $(CHROMIUM):chromium $(POSTGRES_INITDB):postgresql /usr/bin/git:g
 
 .PHONY: demo diff-demo test check lint system-deps chat clean lock mlflow dbt
 
+# uv needs no pip in the venv, and ensurepip's copy costs ~5 s of a fresh set-up: the base interpreter's pip puts uv
+# into the venv (pip >= 22.3 installs for another interpreter), or, where the base has no pip, the venv gets one.
 ifeq ($(INSTALLER),pip)
 INSTALL = $(BIN)/python -m pip install --progress-bar off
+VENV_PIP =
 else
 INSTALL = $(BIN)/uv pip install --python $(BIN)/python
+VENV_PIP = --without-pip
 endif
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python >= 3.11 not found; install python3.12 (or 3.11)" >&2; exit 1; }
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+	$(PYTHON) -m venv $(VENV_PIP) $(VENV)
+	$(PYTHON) -m pip --python $(BIN)/python install -q uv==$(UV_VERSION) \
+		|| { $(BIN)/python -m ensurepip >/dev/null && $(BIN)/python -m pip install -q uv==$(UV_VERSION); }
 
 # The demo installs what the product runs on (requirements/demo.txt), not the test and lint tooling.
 $(DEMO_STAMP): pyproject.toml requirements/demo.txt | $(BIN)/python
@@ -53,7 +58,7 @@ $(STAMP): pyproject.toml requirements/dev.txt | $(BIN)/python
 # Re-resolve both locks after changing a requirement in pyproject.toml (uv asks the package index). The demo's lock
 # is resolved within the dev lock, so its pins are the dev pins (tests/test_locks.py checks both against pyproject).
 lock: | $(BIN)/python
-	$(BIN)/python -m pip install -q uv==$(UV_VERSION)
+	$(BIN)/uv pip install -q --python $(BIN)/python uv==$(UV_VERSION)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 --no-emit-package provenance \
 		-q -o requirements/dev.txt
 	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 -c requirements/dev.txt \
