@@ -43,14 +43,28 @@ _GROUP_FIXTURES = {
 }
 
 
+def _shared_scope(item: pytest.Item) -> str:
+    """The module (or package) whose module-, class- or package-scoped fixtures the test uses: xdist would otherwise
+    hand the module's tests to both workers, and each would build those fixtures (a module's assessments, a DuckDB
+    warehouse, a served catalog: 2-18 s apiece, ~50 worker-seconds a run)."""
+    info = getattr(item, "_fixtureinfo", None)
+    scopes = {d.scope for defs in (info.name2fixturedefs.values() if info else ()) for d in defs}
+    path = item.nodeid.split("::")[0]
+    if "package" in scopes:
+        return path.rsplit("/", 1)[0]
+    return path if scopes & {"module", "class"} else ""
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):  # `-p no:xdist`: its mark is not even registered
+        return
     for item in items:
         if item.get_closest_marker("browser") is not None:
             group = "browser"
         else:
             fixtures = getattr(item, "fixturenames", ())
-            group = next((g for f, g in _GROUP_FIXTURES.items() if f in fixtures), "")
+            group = next((g for f, g in _GROUP_FIXTURES.items() if f in fixtures), "") or _shared_scope(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
 

@@ -11,6 +11,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any, TypeVar
 
 from agent.schemas import ExperimentPlan, FieldContext, Intent, RouteDecision
+from tools.json_http import STOP_POLL_SECONDS
 
 QUESTION = "What happens if payments.transactions.amount is sent in cents?"
 FIELD = FieldContext(
@@ -34,7 +35,7 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 @contextmanager
 def serving(server: ThreadingHTTPServer) -> Iterator[None]:
     """A loopback stub server answering on a daemon thread for the block, then shut down and closed."""
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
     thread.start()
     try:
         yield

@@ -10,7 +10,7 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from tools.json_http import JsonHandler
+from tools.json_http import STOP_POLL_SECONDS, JsonHandler
 
 
 class Echo(JsonHandler):
@@ -27,7 +27,7 @@ class Echo(JsonHandler):
 @pytest.fixture
 def port() -> Iterator[int]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
     thread.start()
     try:
         yield server.server_address[1]

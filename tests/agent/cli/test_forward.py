@@ -11,6 +11,7 @@ import getpass
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from tests.agent.cli.test_startup import HEAVY
 from tests.agent.cli.test_warm import PROVENANCE, _wait_live
 from tests.agent.helpers import CHAT_MODEL_ENVS, DEMO_QUESTION
 from tools.catalog.serve_state import live_state, stop_process
+from tools.evidence.schema import Evidence
 from tools.evidence.store import list_run_ids, read_evidence
 from tools.settings import ProvenanceSettings
 
@@ -33,26 +35,36 @@ THREAD = re.compile(r"cli-[0-9a-f]{12}")
 MILLISECONDS = re.compile(r"\b\d+ ms\b")
 
 
-@pytest.fixture
-def warm(seeded_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[dict[str, str], int]]:
-    """This home's warm service, started as a user's first command starts it; the environment commands run in."""
-    for name in os.environ:
-        if name.startswith(CHAT_MODEL_ENVS):
-            monkeypatch.delenv(name)
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.setenv("PROVENANCE_SERVICE", "auto")
-    monkeypatch.setenv("PROVENANCE_HOME", str(seeded_home))
-    env = dict(os.environ)
-    settings = ProvenanceSettings()
-    first = subprocess.run([PROVENANCE, "lineage", "--dataset", "urn:li:dataset:(urn:li:dataPlatform:postgres,"
-                            "payments.public.transactions,PROD)", "--field", "amount"],
-                           env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert first.returncode == 0, first.stderr
-    pid = _wait_live(settings)
-    yield env, pid
-    state = live_state(settings, logging.DEBUG)
-    if state is not None:
-        stop_process(int(state["pid"]))
+@pytest.fixture(scope="module")
+def warm(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], int]]:
+    """This home's warm service, started as a user's first command starts it; the environment commands run in.
+    One for the module (a service's start is ~15 worker-seconds): each test reads the runs it made, not the home's."""
+    home = tmp_path_factory.mktemp("forward") / "home"
+    shutil.copytree(seeded_template, home, ignore=shutil.ignore_patterns("logs", "mcp-home"))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for name in os.environ:
+            if name.startswith(CHAT_MODEL_ENVS):
+                monkeypatch.delenv(name)
+        monkeypatch.delenv("CI", raising=False)
+        monkeypatch.setenv("PROVENANCE_SERVICE", "auto")
+        monkeypatch.setenv("PROVENANCE_HOME", str(home))
+        env = dict(os.environ)
+        settings = ProvenanceSettings()
+        first = subprocess.run([PROVENANCE, "lineage", "--dataset", "urn:li:dataset:(urn:li:dataPlatform:postgres,"
+                                "payments.public.transactions,PROD)", "--field", "amount"],
+                               env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert first.returncode == 0, first.stderr
+        pid = _wait_live(settings)
+        try:
+            yield env, pid
+        finally:
+            state = live_state(settings, logging.DEBUG)
+            if state is not None:
+                stop_process(int(state["pid"]))
+
+
+def _new_evidence(home: Path, before: set[str]) -> list[Evidence]:
+    return [read_evidence(home, r) for r in list_run_ids(home) if r not in before]
 
 
 def _cli(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -70,6 +82,8 @@ def test_check_and_ask_run_in_the_service_and_answer_as_in_process(
     warm: tuple[dict[str, str], int], tmp_path: Path
 ) -> None:
     env, pid = warm
+    home = Path(env["PROVENANCE_HOME"])
+    before = set(list_run_ids(home))
     served_note = f"ran in the warm service (pid {pid})"
     local_env = {**env, "PROVENANCE_SERVICE": "off"}
     # a relative path, from another working directory: the service reads it where the client stands
@@ -103,8 +117,7 @@ def test_check_and_ask_run_in_the_service_and_answer_as_in_process(
     resumed = _cli(env, "resume", thread.group(), "--approve")
     assert served_note in resumed.stderr and resumed.returncode == 20, resumed.stderr
     assert "Publication: published" in resumed.stdout
-    home = Path(env["PROVENANCE_HOME"])
-    published = [read_evidence(home, r) for r in list_run_ids(home)]
+    published = _new_evidence(home, before)
     assert [e.publication.decided_by for e in published if e.publication.status == "published"] == [
         f"cli:{getpass.getuser()}"
     ]
@@ -115,6 +128,8 @@ def test_the_client_asks_its_terminal_and_the_answer_is_recorded_as_typed_there(
     warm: tuple[dict[str, str], int], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     env, _pid = warm
+    home = Path(env["PROVENANCE_HOME"])
+    before = set(list_run_ids(home))
     asked: list[str] = []
 
     def answer(question: str) -> str:
@@ -130,8 +145,7 @@ def test_the_client_asks_its_terminal_and_the_answer_is_recorded_as_typed_there(
     assert code == 20 and asked == ["Publish to DataHub? [y/N] "], captured.err
     assert out.count("Verdict: BLOCK") == 1, out  # the reasons the question showed are not repeated by the answer
     assert "Approving writes:" in out and "published" in out
-    home = Path(env["PROVENANCE_HOME"])
-    [evidence] = [read_evidence(home, r) for r in list_run_ids(home)]
+    [evidence] = _new_evidence(home, before)
     assert (evidence.publication.status, evidence.publication.decided_by) == ("published", f"tty:{getpass.getuser()}")
 
 
