@@ -74,6 +74,7 @@ def forkservers(request: pytest.FixtureRequest) -> Iterator[dict[str, ForkServer
     """Warm fork servers for the DataHub MCP servers (tools/catalog/mcp_forkserver.py: hundreds of catalog
     sessions) and the `provenance` commands (agent/cli/forkserver.py: ~100) this session starts, each 2-3 CPU s of
     imports when cold. Processes the tests start inherit them; a launch either cannot vouch for starts cold."""
+    import shutil
     import subprocess
 
     from tests.mcp_forkserver import REPO, spawn_forkserver
@@ -101,6 +102,8 @@ def forkservers(request: pytest.FixtureRequest) -> Iterator[dict[str, ForkServer
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+            server.wait(timeout=10)
+    shutil.rmtree(folder)  # the sockets and logs: each run left a folder in /tmp
 
 
 @pytest.fixture(scope="session")
