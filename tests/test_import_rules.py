@@ -86,8 +86,9 @@ def _targets(root: Path, module: str, is_package: bool, node: ast.AST) -> Iterat
 
 def collect_imports(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> list[Import]:
     found: list[Import] = []
-    for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
+    for package in packages:  # a package folder, or a single module file (chainlit_app.py)
+        top = root / package
+        for path in [top] if top.is_file() else sorted(top.rglob("*.py")):
             module = _module_name(root, path)
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             relative = path.relative_to(root).as_posix()

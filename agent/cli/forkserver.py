@@ -50,7 +50,7 @@ RUNTIME_VARIABLES = frozenset(
 RUNTIME_PREFIXES = ("PROVENANCE_", "GITHUB_", "RUNNER_", "INPUT_")
 # The variables action.yml's steps set for their bash scripts, and those the example recipes name (examples/: read
 # by DataHub's recipe loader when `catalog ingest` runs): no library reads them as it loads.
-# tests/agent/cli/test_forkserver.py keeps both lists in step with those files.
+# tests/agent/cli/test_forkserver_variables.py keeps both lists in step with those files.
 ACTION_VARIABLES = frozenset(
     {
         "ACTION_PATH", "BASE_REF", "CHANGES_FILE", "DIFF_ARGS", "EVIDENCE_ARTIFACT", "EVIDENCE_URL_BASE", "EXIT_CODE",
@@ -60,13 +60,14 @@ ACTION_VARIABLES = frozenset(
 RECIPE_VARIABLES = frozenset(
     {"DBT_PROJECT_DIR", "POSTGRES_HOST_PORT", "POSTGRES_DATABASE", "POSTGRES_USER", "POSTGRES_PASSWORD"}
 )
+_NAMED = RUNTIME_VARIABLES | ACTION_VARIABLES | RECIPE_VARIABLES
 # Libraries a command never imports from a shell, and whose import reads the working directory (chainlit).
 NOT_PRELOADED = ("chainlit", "__main__", "__mp_main__")
 KEPT = frozenset({"tools", "tools.runtime", "tools.runtime.forkserver"})  # the forking itself, and its packages
 
 
 def _may_differ(name: str) -> bool:
-    return name.startswith(RUNTIME_PREFIXES) or name in RUNTIME_VARIABLES | ACTION_VARIABLES | RECIPE_VARIABLES
+    return name.startswith(RUNTIME_PREFIXES) or name in _NAMED
 
 
 def run_forked(argv: list[str]) -> int | None:
