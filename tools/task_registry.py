@@ -1,7 +1,7 @@
 """What an ML task means, looked up by name: one `MLTask` per task, each in its own module of tools/tasks/
 (binary, multiclass, regression), registered here. A fourth task is one module that subclasses `MLTask` and calls
 `register`, plus its registration: its module named in `BUILT_IN` (ours) or in PROVENANCE_TASKS (a user's, or a
-test's: the experiment's spawned workers read the same setting, so they load it too).
+test's: the experiment's worker processes read the same setting, so they load it too).
 
 This module sits below the experiment and the evidence (they look a task up here); the task modules sit above
 them (they are built from the experiment's metrics and the evidence's views and plots), so the task modules are
@@ -142,9 +142,11 @@ def _load() -> None:
 
 
 def names() -> tuple[str, ...]:
-    """Every registered task's name, the built-ins first."""
+    """Every registered task's name, the built-ins first (in BUILT_IN's order), then the others as registered: a
+    task module imported before the first lookup registers before the built-ins are loaded."""
     _load()
-    return tuple(_TASKS)
+    rank = {module: i for i, module in enumerate(BUILT_IN)}
+    return tuple(sorted(_TASKS, key=lambda name: rank.get(type(_TASKS[name]).__module__, len(BUILT_IN))))
 
 
 def get(name: str) -> MLTask:
@@ -152,7 +154,7 @@ def get(name: str) -> MLTask:
     task = _TASKS.get(name)
     if task is None:
         raise UnknownTask(
-            f"unknown task {name!r}: no ML task is registered by that name (registered: {', '.join(_TASKS)}); "
+            f"unknown task {name!r}: no ML task is registered by that name (registered: {', '.join(names())}); "
             "add its module to PROVENANCE_TASKS or bind the model as one of these"
         )
     return task

@@ -183,7 +183,7 @@ def test_measure_keeps_the_discovery_order_and_the_other_models_when_one_job_fai
 
 @pytest.mark.slow
 def test_worker_processes_reach_the_same_evidence_as_threads(settings: ProvenanceSettings) -> None:
-    """PROVENANCE_EXECUTOR=process: the experiment runs in spawned workers (the job, its arguments and the model's
+    """PROVENANCE_EXECUTOR=process: the experiment runs in worker processes (the job, its arguments and the model's
     evidence cross by pickling) and the run's verdict and numbers equal the thread pool's."""
 
     async def measured(executor: str) -> list[ModelEvidence]:

@@ -26,7 +26,6 @@ import importlib
 import multiprocessing
 import os
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -127,10 +126,15 @@ class WorkerCrashed(ServiceFailure, RuntimeError):
 
 
 class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
-    """A pool of `workers` processes (spawned: the parent's threads and sockets are not inherited), the chat's
-    default (PROVENANCE_EXECUTOR=auto or process): a CPU-bound job then holds no lock the event loop needs, and
-    models scale with the cores, at the price of a worker start (~2-3 s of imports, once) and of pickling the job's
-    arguments and result. Context variables do not cross into the worker (experiment jobs use none).
+    """A pool of `workers` processes, the chat's default (PROVENANCE_EXECUTOR=auto or process): a CPU-bound job then
+    holds no lock the event loop needs, and models scale with the cores, at the price of pickling the job's arguments
+    and result. Context variables do not cross into the worker (experiment jobs use none).
+
+    Workers are forked from multiprocessing's fork server, a clean single-threaded process that imports what a job
+    needs (EXPERIMENT_IMPORTS, ~4 CPU s) once per process: a spawned worker imported it all itself, so two workers
+    cost ~10 CPU s, a new pool after a crash as much again; forked, ~5 s for the first pool and ~0.2 s of waiting
+    for a later one. Not `fork`: the parent's threads and sockets (the event loop, the MCP session) are not inherited. Each
+    worker takes the parent's environment and directory as the pool starts (`_worker_start`), as a spawned one did.
 
     A dead worker breaks the pool: the job raises WorkerCrashed (an ordinary exception, so the model is INCOMPLETE
     with the reason) and the next `run` starts a new pool. Cancellation is as for threads."""
@@ -140,9 +144,10 @@ class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
         self._jobs = 0  # jobs of `run` not yet answered (warm()'s are not jobs)
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
-        )
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(list(EXPERIMENT_IMPORTS))  # read when the fork server starts: the first pool
+        spawned_as = (dict(os.environ), os.getcwd())
+        return ProcessPoolExecutor(self.workers, mp_context=context, initializer=_worker_start, initargs=spawned_as)
 
     async def aclose(self) -> None:
         """As for threads, but with no job running the workers are stopped, not awaited: a worker still importing
@@ -210,27 +215,33 @@ def import_experiment_modules(*, first_figure: bool = False) -> None:
         figure.savefig(io.BytesIO(), format="png")
 
 
-PARENT_POLL_SECONDS = 1.0
-
-
-def _worker_start() -> None:
-    """Each worker's initializer. Experiments are batch work beside the conversations of the parent process, so
-    they yield the CPU to it; and what jobs need (modules, matplotlib's fonts) is loaded before the first job."""
+def _worker_start(environment: dict[str, str], directory: str) -> None:
+    """Each worker's initializer. The fork server started with the environment and directory of the pool's first
+    start: a job reads the settings (PROVENANCE_TASKS, PROVENANCE_SKOPS_TRUSTED…) and relative paths as they are
+    now. Experiments are batch work beside the conversations of the parent process, so they yield the CPU to it;
+    and what jobs need (modules, matplotlib's fonts) is loaded before the first job."""
+    os.environ.clear()
+    os.environ.update(environment)
+    os.chdir(directory)
     os.nice(10)
-    _exit_with_parent(os.getppid())
+    _exit_with_owner()
     import_experiment_modules(first_figure=True)
 
 
-def _exit_with_parent(parent: int) -> None:
-    """A worker whose parent was killed (SIGKILL, the OOM killer) never hears of it: it holds both ends of the pool's
-    call queue, so no end-of-file reaches it, and it would idle forever. It checks instead, and leaves."""
+def _exit_with_owner() -> None:
+    """A worker whose pool's owner was killed (SIGKILL, the OOM killer) never hears of it: it holds both ends of the
+    pool's call queue, so no end-of-file reaches it, and it would idle forever. Nor does its parent, the fork server,
+    end first: it waits for every process holding its liveness pipe, the workers among them. multiprocessing gives
+    each worker a sentinel of the owner that is ready once the owner has ended; the worker waits on it, and leaves."""
+    owner = multiprocessing.parent_process()
+    if owner is None:  # not started by multiprocessing: no pool to outlive
+        return
 
     def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL_SECONDS)
+        owner.join()
         os._exit(0)
 
-    threading.Thread(target=watch, name="provenance-parent-watch", daemon=True).start()
+    threading.Thread(target=watch, name="provenance-owner-watch", daemon=True).start()
 
 
 def make_executor(kind: ExecutorKind, workers: int | None = None) -> ExperimentExecutor:

@@ -134,7 +134,7 @@ def world(
     policy = home / "policy.yaml"
     policy.write_text(DEFAULT_POLICY_PATH.read_text() + POLICY_TASKS)
     monkey = pytest.MonkeyPatch()
-    monkey.setenv("PROVENANCE_TASKS", quantile_task.__name__)  # the registration a spawned worker reads
+    monkey.setenv("PROVENANCE_TASKS", quantile_task.__name__)  # the registration a worker process reads
     try:
         results = asyncio.run(_assess(home, policy, {"km_to_m": "1000", "same": "1"}))
     finally:
