@@ -133,8 +133,9 @@ class ProcessExecutor(_LazyPool[ProcessPoolExecutor]):
     Workers are forked from multiprocessing's fork server, a clean single-threaded process that imports what a job
     needs (EXPERIMENT_IMPORTS, ~4 CPU s) once per process: a spawned worker imported it all itself, so two workers
     cost ~10 CPU s, a new pool after a crash as much again; forked, ~5 s for the first pool and ~0.2 s of waiting
-    for a later one. Not `fork`: the parent's threads and sockets (the event loop, the MCP session) are not inherited. Each
-    worker takes the parent's environment and directory as the pool starts (`_worker_start`), as a spawned one did.
+    for a later one. Not `fork`: the parent's threads and sockets (the event loop, the MCP session) are not
+    inherited. Each worker takes the parent's environment and directory as the pool starts (`_worker_start`), as a
+    spawned one did.
 
     A dead worker breaks the pool: the job raises WorkerCrashed (an ordinary exception, so the model is INCOMPLETE
     with the reason) and the next `run` starts a new pool. Cancellation is as for threads."""
