@@ -88,7 +88,7 @@ def forkservers(request: pytest.FixtureRequest) -> Iterator[dict[str, ForkServer
     if not fast_loop:
         cli = started[CLI_FORKSERVER_ENV] = ForkServer(folder / "cli.sock", folder / "cli.log")
         with cli.log.open("wb") as cli_log:  # the environment the tests' commands get, less their settings
-            command = [sys.executable, "-m", "agent.cli.forkserver", str(cli.socket)]
+            command = [sys.executable, "-m", "tests.runner_forkserver", str(cli.socket)]  # and the suite's runners
             servers.append(
                 subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=cli_log, stderr=cli_log)
             )

@@ -25,6 +25,7 @@ from typing import Any
 from tools.runtime import forkserver
 
 FORKSERVER_ENV = "PROVENANCE_CLI_FORKSERVER"
+COMMAND_LINE = "agent.cli"  # what `python -m agent.cli.forkserver` runs in each child
 OWN_PACKAGES = ("agent", "tools", "policies", "seed")
 # Read when called, not when imported (or recomputed in the child: HOME), so a launch may differ in them.
 RUNTIME_VARIABLES = frozenset(
@@ -70,13 +71,14 @@ def _may_differ(name: str) -> bool:
     return name.startswith(RUNTIME_PREFIXES) or name in _NAMED
 
 
-def run_forked(argv: list[str]) -> int | None:
-    """In a `provenance` process that has imported nothing heavy yet: run the command as a fork of the warm server,
-    and return its exit code; None when there is no server to use (the caller runs the command itself)."""
+def run_forked(argv: list[str], module: str = COMMAND_LINE) -> int | None:
+    """In a `provenance` process (or another program `module` the server runs) that has imported nothing heavy yet:
+    run it as a fork of the warm server, and return its exit code; None when there is no server to use or it does
+    not run `module` (the caller runs the program itself)."""
     path = os.environ.get(FORKSERVER_ENV, "").strip()
     if not path or forkserver.in_child():
         return None
-    launched = forkserver.launch(path, [0, 1, 2], {"argv": argv, "path0": sys.path[0]})
+    launched = forkserver.launch(path, [0, 1, 2], {"argv": argv, "path0": sys.path[0], "module": module})
     if isinstance(launched, str):
         return None
     child, conn = launched
@@ -126,11 +128,15 @@ def _preload(names: list[str]) -> list[str]:
     return skipped
 
 
-def _refusal(base_env: dict[str, str], request: dict[str, Any]) -> str | None:
+def _refusal(base_env: dict[str, str], modules: frozenset[str], request: dict[str, Any]) -> str | None:
+    if request.get("module") not in modules:
+        return f"not a program this server runs: {request.get('module')!r}"
     return forkserver.environment_refusal(base_env, request["env"], _may_differ)
 
 
-def serve(path: str) -> None:
+def serve(path: str, modules: frozenset[str] = frozenset({COMMAND_LINE})) -> None:
+    """Serve launches of `modules` (run as `python -m MODULE` would run them) at the socket `path`. The test suite
+    adds its own runner programs, which run the command line's code in a process of their own."""
     base = dict(os.environ)  # what a launcher's environment is compared with: as it was before the imports
     skipped = _preload(_libraries())
     imported_env = {k: v for k, v in os.environ.items() if base.get(k) != v}  # set by a library as it loaded
@@ -142,14 +148,14 @@ def serve(path: str) -> None:
         parent, _, attribute = name.rpartition(".")
         if parent in KEPT and getattr(sys.modules[parent], attribute, None) is module:
             delattr(sys.modules[parent], attribute)  # else `from tools import x` would find the old module there
-    request = forkserver.serve(path, lambda r: _refusal(base, r))
+    request = forkserver.serve(path, lambda r: _refusal(base, modules, r))
     if request is None:  # the fork server's own end
         return
     os.environ.update(imported_env)  # as each library would have set them when imported in a new process
     forkserver.rehome_datahub()
     sys.argv = list(request["argv"])
     sys.path[0] = request["path0"]
-    runpy.run_module("agent.cli", run_name="__main__", alter_sys=True)  # as `python -m agent.cli` runs it
+    runpy.run_module(request["module"], run_name="__main__", alter_sys=True)  # as `python -m MODULE` runs it
 
 
 if __name__ == "__main__":

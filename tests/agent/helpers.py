@@ -51,7 +51,9 @@ def runner_env(home: Path, database_url: str | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(CHAT_MODEL_ENVS)}
     for name in ("PROVENANCE_LITE_DB", "PROVENANCE_CATALOG", "PROVENANCE_DATABASE_URL"):
         env.pop(name, None)
-    env.update(PROVENANCE_HOME=str(home), DATAHUB_TELEMETRY_ENABLED="false", PYTHONPATH=str(REPO))
+    # no PYTHONPATH: started in REPO, a process finds `tests` there, and the fork server (tests/runner_forkserver.py)
+    # refuses an interpreter whose module path differs from its own
+    env.update(PROVENANCE_HOME=str(home), DATAHUB_TELEMETRY_ENABLED="false")
     if database_url is not None:
         env["PROVENANCE_DATABASE_URL"] = database_url
     return env

@@ -14,20 +14,29 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any
 
-from agent.conversation import open_session
-from agent.errors import AlreadyDecided, DatabaseError, UsageError
-from agent.state import ApprovalDecision
-from tools.settings import load_settings
+from agent.cli.forkserver import run_forked
+
+if TYPE_CHECKING:
+    from agent.conversation import Session
 
 
 def emit(payload: dict[str, Any]) -> None:
     print(json.dumps(payload), flush=True)
 
 
+def _session() -> AbstractAsyncContextManager[Session]:
+    # imported here: a launch forked from the session's warm server (tests/runner_forkserver.py) imports nothing heavy
+    from agent.conversation import open_session
+    from tools.settings import load_settings
+
+    return open_session(load_settings())
+
+
 async def ask(thread_id: str, question: str) -> None:
-    async with open_session(load_settings()) as session:
+    async with _session() as session:
         turn = await session.ask(question, thread_id=thread_id)
         pending = turn.pending
         emit(
@@ -40,7 +49,10 @@ async def ask(thread_id: str, question: str) -> None:
 
 
 async def decide(thread_id: str, answer: str) -> None:
-    async with open_session(load_settings()) as session:
+    from agent.errors import AlreadyDecided, UsageError
+    from agent.state import ApprovalDecision
+
+    async with _session() as session:
         pending = await session.pending(thread_id)
         emit({"ready": pending.run_id if pending else None})
         decision = ApprovalDecision(decision="approve" if answer == "approve" else "reject", by="runner")
@@ -57,6 +69,8 @@ async def decide(thread_id: str, answer: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    from agent.errors import DatabaseError
+
     command, thread_id, argument = argv
     try:
         asyncio.run(ask(thread_id, argument) if command == "ask" else decide(thread_id, argument))
@@ -67,4 +81,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    forked = run_forked(list(sys.argv), module="tests.agent.session_runner")
+    sys.exit(forked if forked is not None else main(sys.argv[1:]))

@@ -109,4 +109,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from agent.cli.forkserver import run_forked  # forked from the session's warm server when there is one
+
+    forked = run_forked(list(sys.argv), module="tests.reliability.crash_runner")
+    sys.exit(forked if forked is not None else main(sys.argv[1:]))

@@ -116,7 +116,7 @@ class KillFigures:
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(CHAT_MODEL_ENVS)}
-    env.update(PROVENANCE_HOME=str(home), DATAHUB_TELEMETRY_ENABLED="false", PYTHONPATH=str(REPO))
+    env.update(PROVENANCE_HOME=str(home), DATAHUB_TELEMETRY_ENABLED="false")  # started in REPO: no PYTHONPATH
     env.pop("PROVENANCE_LITE_DB", None)
     env.pop("PROVENANCE_CATALOG", None)
     return env
