@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -69,31 +70,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(group))
 
 
-@pytest.fixture(scope="session", autouse=True)
-def forkservers(request: pytest.FixtureRequest) -> Iterator[dict[str, ForkServer]]:
-    """Warm fork servers for the DataHub MCP servers (tools/catalog/mcp_forkserver.py: hundreds of catalog
-    sessions) and the `provenance` commands (agent/cli/forkserver.py: ~100) this session starts, each 2-3 CPU s of
-    imports when cold. Processes the tests start inherit them; a launch either cannot vouch for starts cold."""
-    import shutil
-    import subprocess
+_FORK_SERVERS = pytest.StashKey[tuple[Path, list[subprocess.Popen[bytes]]]]()
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Warm fork servers for the DataHub MCP servers (tools/catalog/mcp_forkserver.py: hundreds of catalog sessions)
+    and the `provenance` commands (agent/cli/forkserver.py: ~100) and the suite's runner programs
+    (tests/runner_forkserver.py) this session starts, each 2-4 CPU s of imports when cold. Started once, here in
+    the process that runs the session (xdist's controller): its workers inherit the sockets' variables, and their
+    processes are forked from the same servers (a server's own start costs ~10 CPU s). A launch either cannot vouch
+    for starts cold."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller's servers, named in what it inherited
+        return
     from tests.mcp_forkserver import REPO, spawn_forkserver
 
     folder = Path(tempfile.mkdtemp(prefix="pv-fork-"))  # short: a UNIX socket path has at most 107 bytes
     servers = [spawn_forkserver(folder / "mcp.sock", folder / "mcp.log")]
     os.environ[MCP_FORKSERVER_ENV] = str(folder / "mcp.sock")  # launches before it listens start cold
     # `make check` (not slow) runs few commands: one of twelve was forked, and the server's start costs ~9 CPU s.
-    fast_loop = "not slow" in (request.config.getoption("markexpr") or "")
-    started = {MCP_FORKSERVER_ENV: ForkServer(folder / "mcp.sock", folder / "mcp.log")}
-    if not fast_loop:
-        cli = started[CLI_FORKSERVER_ENV] = ForkServer(folder / "cli.sock", folder / "cli.log")
-        with cli.log.open("wb") as cli_log:  # the environment the tests' commands get, less their settings
-            command = [sys.executable, "-m", "tests.runner_forkserver", str(cli.socket)]  # and the suite's runners
+    if "not slow" not in (config.getoption("markexpr") or ""):
+        with (folder / "cli.log").open("wb") as cli_log:  # the environment the tests' commands get, less settings
+            command = [sys.executable, "-m", "tests.runner_forkserver", str(folder / "cli.sock")]
             servers.append(
                 subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=cli_log, stderr=cli_log)
             )
-        os.environ[CLI_FORKSERVER_ENV] = str(cli.socket)
-    yield started
+        os.environ[CLI_FORKSERVER_ENV] = str(folder / "cli.sock")
+    config.stash[_FORK_SERVERS] = (folder, servers)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    folder, servers = config.stash.get(_FORK_SERVERS, (None, []))
     for variable in (MCP_FORKSERVER_ENV, CLI_FORKSERVER_ENV):
         os.environ.pop(variable, None)
     for server in servers:
@@ -103,7 +111,15 @@ def forkservers(request: pytest.FixtureRequest) -> Iterator[dict[str, ForkServer
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(timeout=10)
-    shutil.rmtree(folder)  # the sockets and logs: each run left a folder in /tmp
+    if folder is not None:
+        shutil.rmtree(folder)  # the sockets and logs: each run left a folder in /tmp
+
+
+@pytest.fixture(scope="session")
+def forkservers() -> dict[str, ForkServer]:
+    """The session's fork servers (`pytest_configure`), by the variable that names each one's socket."""
+    named = {variable: os.environ.get(variable) for variable in (MCP_FORKSERVER_ENV, CLI_FORKSERVER_ENV)}
+    return {v: ForkServer(Path(path), Path(path).with_suffix(".log")) for v, path in named.items() if path}
 
 
 @pytest.fixture(scope="session")

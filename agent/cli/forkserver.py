@@ -40,7 +40,10 @@ RUNTIME_VARIABLES = frozenset(
         "GEMINI_API_KEY",
         "DATAHUB_GMS_URL",
         "DATAHUB_GMS_TOKEN",
-        "PYTEST_CURRENT_TEST",
+        "PYTEST_CURRENT_TEST",  # pytest's, and pytest-xdist's for each of its workers
+        "PYTEST_XDIST_WORKER",
+        "PYTEST_XDIST_WORKER_COUNT",
+        "PYTEST_XDIST_TESTRUNUID",
         "SHLVL",  # a shell's own
         "_",
         "PATH",  # where subprocesses are found, when they start
