@@ -1,5 +1,6 @@
 """The command line's fork server (agent/cli/forkserver.py): a forked command answers as a new process does, a
-launch it cannot vouch for starts cold, and a signal to the command reaches it."""
+launch it cannot vouch for starts cold, a signal to the command reaches it, and it runs only the programs it was
+given (the session's also runs the suite's runners, tests/runner_forkserver.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from agent.cli.forkserver import COMMAND_LINE, _refusal
 from seed.catalog import POSTGRES_TABLE_URN
+from tests.agent.helpers import REPO, runner_env
 from tests.warm_start import CLI_FORKSERVER_ENV, ForkServer
 
 PROVENANCE = [sys.executable, "-m", "agent.cli"]
@@ -125,3 +128,34 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_the_suites_runner_programs_are_forked_with_the_environment_they_are_given(
+    server: ForkServer, tmp_path: Path
+) -> None:
+    """tests/runner_forkserver.py also runs the suite's runners; launched as the tests launch them (`runner_env`),
+    they are forked, not started cold (a runner refused for its environment costs ~4 CPU s; a run starts 13)."""
+    usage_errors = {  # each program's own answer to arguments it cannot use, given in the forked child
+        "tests.reliability.crash_runner": ("kill", "no-such-stage"),
+        "tests.agent.session_runner": ("ask", "thread-only"),
+    }
+    for module, arguments in usage_errors.items():
+        runner = subprocess.Popen(
+            [sys.executable, "-m", module, *arguments],
+            cwd=REPO,
+            env=runner_env(tmp_path / "home", None),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        _, err = runner.communicate(timeout=120)
+        assert server.launched(runner.pid), (server.refusal(runner.pid), server.log.read_text()[-2000:])
+        assert runner.returncode in (1, 2), err
+
+
+def test_a_program_the_server_does_not_run_is_refused() -> None:
+    base = {"HOME": "/x"}
+    assert _refusal(base, frozenset({COMMAND_LINE}), {"module": "tests.agent.session_runner", "env": base}) == (
+        "not a program this server runs: 'tests.agent.session_runner'"
+    )
+    assert _refusal(base, frozenset({COMMAND_LINE}), {"module": COMMAND_LINE, "env": base}) is None
