@@ -12,6 +12,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+# uv's cache stays the user's, the one `make test` installed .venv from (uv reads XDG_CACHE_HOME or ~/.cache): the
+# venvs the tests make (the README's demo venv, the dbt and Feast CLIs) link its files instead of fetching them again
+# into the temporary HOME, and the demo venv's modules are then the files .venv compiled (tests/test_readme_blocks.py).
+_UV_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "uv"
+if "UV_CACHE_DIR" not in os.environ and _UV_CACHE.is_dir():
+    os.environ["UV_CACHE_DIR"] = str(_UV_CACHE)
 _HOME = tempfile.mkdtemp(prefix="provenance-test-home-")
 os.environ["HOME"] = _HOME
 os.environ["DATAHUB_TELEMETRY_ENABLED"] = "false"
