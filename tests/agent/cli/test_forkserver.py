@@ -134,7 +134,7 @@ def test_the_suites_runner_programs_are_forked_with_the_environment_they_are_giv
     server: ForkServer, tmp_path: Path
 ) -> None:
     """tests/runner_forkserver.py also runs the suite's runners; launched as the tests launch them (`runner_env`),
-    they are forked, not started cold (a runner refused for its environment costs ~4 CPU s; a run starts 13)."""
+    they are forked, not started cold (a runner refused for its environment costs ~4 CPU s; a run starts 12)."""
     usage_errors = {  # each program's own answer to arguments it cannot use, given in the forked child
         "tests.reliability.crash_runner": ("kill", "no-such-stage"),
         "tests.agent.session_runner": ("ask", "thread-only"),
