@@ -29,14 +29,15 @@ os.environ["PROVENANCE_ARTIFACT_ROOTS"] = os.path.realpath(tempfile.gettempdir()
 os.environ["CI"] = "true"
 os.environ["PROVENANCE_SERVICE"] = "off"
 
-from seed.seeding import seed_demo  # noqa: E402
-from tests.shared_catalog import SharedCatalog  # noqa: E402
 from tests.warm_start import CLI_FORKSERVER_ENV, MCP_FORKSERVER_ENV, ForkServer  # noqa: E402
-from tools.settings import ProvenanceSettings  # noqa: E402
 
+# The fixtures import what they build (the seed, the catalog, the settings): xdist's controller, which runs no test,
+# loads this file before it starts the workers, and those imports (~4 CPU s) delayed every worker's start.
 if TYPE_CHECKING:
     from tests.postgres import Cluster
     from tests.realworld.world import RealWorld
+    from tests.shared_catalog import SharedCatalog
+    from tools.settings import ProvenanceSettings
 
 # `make test` runs pytest-xdist with --dist loadgroup: tests of a group run on one worker, so what they share is
 # built once. The browser tests share a chat server per module and load the CPU; the dbt world (~55 s) lives in
@@ -131,6 +132,9 @@ def forkservers() -> dict[str, ForkServer]:
 @pytest.fixture(scope="session")
 def seeded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A seeded PROVENANCE_HOME, built once per test session; copy it before writing."""
+    from seed.seeding import seed_demo
+    from tools.settings import ProvenanceSettings
+
     home = tmp_path_factory.mktemp("seeded-home")
     seed_demo(ProvenanceSettings(provenance_home=home))
     return home
@@ -148,6 +152,8 @@ def seeded_home(seeded_template: Path, tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def settings(seeded_home: Path) -> ProvenanceSettings:
+    from tools.settings import ProvenanceSettings
+
     return ProvenanceSettings(provenance_home=seeded_home)
 
 
@@ -155,6 +161,9 @@ def settings(seeded_home: Path) -> ProvenanceSettings:
 def shared_catalog(seeded_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedCatalog]:
     """The seeded catalog, read-only, opened once per worker (tests/shared_catalog.py). Logs and the MCP server's
     home go to a folder of its own, so that the template copied by `seeded_home` stays as seeded."""
+    from tests.shared_catalog import SharedCatalog
+    from tools.settings import ProvenanceSettings
+
     home = tmp_path_factory.mktemp("shared-catalog")
     settings = ProvenanceSettings(provenance_home=home, provenance_lite_db=seeded_template / "catalog.db")
     catalog = SharedCatalog(settings)

@@ -131,10 +131,17 @@ def _preload(names: list[str]) -> list[str]:
     return skipped
 
 
-def _refusal(base_env: dict[str, str], modules: frozenset[str], request: dict[str, Any]) -> str | None:
+def _refusal(
+    base_env: dict[str, str], imported_env: dict[str, str], modules: frozenset[str], request: dict[str, Any]
+) -> str | None:
+    """Why the launch `request` may not run as a fork of this server, or None. A variable a library set as this
+    server imported it (scikit-learn's KMP_DUPLICATE_LIB_OK, say) is no difference when the launcher holds the same
+    value: it comes from a process that imported the same library, and a fork gets that value either way."""
     if request.get("module") not in modules:
         return f"not a program this server runs: {request.get('module')!r}"
-    return forkserver.environment_refusal(base_env, request["env"], _may_differ)
+    env = request["env"]
+    same = {name: value for name, value in imported_env.items() if env.get(name) == value}
+    return forkserver.environment_refusal({**base_env, **same}, env, _may_differ)
 
 
 def serve(path: str, modules: frozenset[str] = frozenset({COMMAND_LINE})) -> None:
@@ -151,7 +158,7 @@ def serve(path: str, modules: frozenset[str] = frozenset({COMMAND_LINE})) -> Non
         parent, _, attribute = name.rpartition(".")
         if parent in KEPT and getattr(sys.modules[parent], attribute, None) is module:
             delattr(sys.modules[parent], attribute)  # else `from tools import x` would find the old module there
-    request = forkserver.serve(path, lambda r: _refusal(base, modules, r))
+    request = forkserver.serve(path, lambda r: _refusal(base, imported_env, modules, r))
     if request is None:  # the fork server's own end
         return
     os.environ.update(imported_env)  # as each library would have set them when imported in a new process

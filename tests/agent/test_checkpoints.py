@@ -147,7 +147,7 @@ def test_the_cli_reports_a_bad_database_url_without_a_traceback(seeded_home: Pat
     for url, code in (("mysql://x/y", 2), (f"postgresql://u:secret@127.0.0.1:{_closed_port()}/db", 1)):
         env = runner_env(seeded_home, url)
         done = subprocess.run(
-            [sys.executable, "-c", "import sys; from agent.cli import main; sys.exit(main(sys.argv[1:]))", "ask", "hi"],
+            [sys.executable, "-m", "agent.cli", "ask", "hi"],  # forked by the session's command-line fork server
             cwd=REPO,
             env=env,
             capture_output=True,

@@ -99,11 +99,7 @@ def test_a_launch_it_cannot_vouch_for_runs_cold(server: ForkServer, tmp_path: Pa
 
 def test_a_signal_to_the_command_reaches_it_and_its_end_is_the_launchers(server: ForkServer, seeded_home: Path) -> None:
     serve = _start(server, seeded_home, "catalog", "serve")  # runs until it is told to stop
-    deadline = time.monotonic() + 120
-    while not server.launched(serve.pid):
-        assert serve.poll() is None and time.monotonic() < deadline, serve.communicate()
-        time.sleep(0.2)
-    child = int(re.findall(rf"forked pid (\d+) for launcher {serve.pid}\n", server.log.read_text())[0])
+    child = _forked_child(server, serve)
     time.sleep(2)
     serve.send_signal(signal.SIGTERM)
     serve.communicate(timeout=60)
@@ -111,15 +107,27 @@ def test_a_signal_to_the_command_reaches_it_and_its_end_is_the_launchers(server:
         os.kill(child, 0)
 
     killed = _start(server, seeded_home, "catalog", "serve")
-    while not server.launched(killed.pid):
-        time.sleep(0.2)
-    child = int(re.findall(rf"forked pid (\d+) for launcher {killed.pid}\n", server.log.read_text())[0])
+    child = _forked_child(server, killed)
     killed.kill()  # SIGKILL cannot be forwarded: the child watches its launcher and dies with it
     killed.communicate(timeout=30)
     deadline = time.monotonic() + 15
     while _alive(child):
         assert time.monotonic() < deadline, f"pid {child} outlived its killed launcher"
         time.sleep(0.2)
+
+
+def _forked_child(server: ForkServer, launcher: subprocess.Popen[str]) -> int:
+    """The pid of the child the server forked for `launcher`; fails at once when it refused the launch or the
+    launcher ended, and after two minutes."""
+    deadline = time.monotonic() + 120
+    while not server.launched(launcher.pid):
+        refused = server.refusal(launcher.pid)
+        if refused is not None:
+            launcher.kill()
+            pytest.fail(f"the fork server refused the launch: {refused}")
+        assert launcher.poll() is None and time.monotonic() < deadline, launcher.communicate()
+        time.sleep(0.2)
+    return int(re.findall(rf"forked pid (\d+) for launcher {launcher.pid}\n", server.log.read_text())[0])
 
 
 def _alive(pid: int) -> bool:
@@ -155,7 +163,37 @@ def test_the_suites_runner_programs_are_forked_with_the_environment_they_are_giv
 
 def test_a_program_the_server_does_not_run_is_refused() -> None:
     base = {"HOME": "/x"}
-    assert _refusal(base, frozenset({COMMAND_LINE}), {"module": "tests.agent.session_runner", "env": base}) == (
+    assert _refusal(base, {}, frozenset({COMMAND_LINE}), {"module": "tests.agent.session_runner", "env": base}) == (
         "not a program this server runs: 'tests.agent.session_runner'"
     )
-    assert _refusal(base, frozenset({COMMAND_LINE}), {"module": COMMAND_LINE, "env": base}) is None
+    assert _refusal(base, {}, frozenset({COMMAND_LINE}), {"module": COMMAND_LINE, "env": base}) is None
+
+
+def test_a_variable_the_servers_imports_set_differs_only_when_the_launcher_holds_another_value() -> None:
+    """A launcher that imported scikit-learn holds the KMP_ variables scikit-learn sets on import (the server set the
+    same ones as it imported it): the same values are forked, another value (a user's own) is refused."""
+    base = {"HOME": "/x"}
+    imported = {"KMP_DUPLICATE_LIB_OK": "True", "KMP_INIT_AT_FORK": "FALSE"}
+    command = frozenset({COMMAND_LINE})
+    assert _refusal(base, imported, command, {"module": COMMAND_LINE, "env": {**base, **imported}}) is None
+    assert _refusal(base, imported, command, {"module": COMMAND_LINE, "env": base}) is None
+    own = {**base, **imported, "KMP_DUPLICATE_LIB_OK": "False"}
+    assert _refusal(base, imported, command, {"module": COMMAND_LINE, "env": own}) == (
+        "environment differs in KMP_DUPLICATE_LIB_OK"
+    )
+    assert _refusal(base, {}, command, {"module": COMMAND_LINE, "env": {**base, **imported}}) == (
+        "environment differs in KMP_DUPLICATE_LIB_OK, KMP_INIT_AT_FORK"
+    )
+
+
+def test_a_command_from_a_process_that_imported_scikit_learn_is_forked(server: ForkServer, tmp_path: Path) -> None:
+    """This test's own process imported scikit-learn (the KMP_ variables are in its environment), as a pytest worker
+    or a Provenance process has: a command it starts forks all the same."""
+    import sklearn  # noqa: F401
+
+    assert os.environ.get("KMP_DUPLICATE_LIB_OK") == "True"
+    command = subprocess.Popen(
+        [*PROVENANCE, "--version"], cwd=REPO, env=runner_env(tmp_path / "home", None), stdout=subprocess.DEVNULL
+    )
+    assert command.wait(timeout=120) == 0
+    assert server.launched(command.pid), (server.refusal(command.pid), server.log.read_text()[-2000:])
