@@ -13,7 +13,10 @@ from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.element import Element
 
 from agent import database
+from agent.chat.chainlit_names import repair_chainlit_getattr
 from tools.settings import ProvenanceSettings
+
+repair_chainlit_getattr()  # before anything loads a skops model in this process (agent/chat/chainlit_names.py)
 
 CHAT_DB = "chat.db"
 
