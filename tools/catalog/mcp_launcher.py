@@ -21,6 +21,11 @@ def main() -> None:
     os.dup2(log_fd, 2)
     if http:
         os.dup2(log_fd, 1)  # no protocol on stdout over HTTP: the server's own output goes to the log too
+        # A stdio server ends when its client's pipe closes; an HTTP one has no pipe. Its owner (a warm service,
+        # `catalog serve`) stops it on the way out, but an owner killed outright left it serving for good.
+        from tools.runtime.forkserver import die_with
+
+        die_with(os.getppid())
         from mcp_server_datahub.__main__ import http_main
 
         sys.argv = ["mcp-server-datahub-http"]

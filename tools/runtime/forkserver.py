@@ -91,7 +91,8 @@ def rehome_datahub() -> None:
         vars(disk_cache)["_DATAHUB_ROOT"] = home_dot_datahub
 
 
-def _die_with(launcher: int) -> None:
+def die_with(launcher: int) -> None:
+    """SIGKILL this process as soon as process `launcher` ends (a pidfd: no polling)."""
     pidfd = os.pidfd_open(launcher)
 
     def watch() -> None:
@@ -140,7 +141,7 @@ def _become_child(listener: socket.socket, conn: socket.socket, request: dict[st
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
-    _die_with(int(request["launcher"]))
+    die_with(int(request["launcher"]))
 
 
 def serve(path: str, refusal: Callable[[dict[str, Any]], str | None]) -> dict[str, Any] | None:

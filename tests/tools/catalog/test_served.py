@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -116,3 +119,44 @@ def test_provenance_catalog_url_needs_the_endpoint(tmp_path: Path) -> None:
         datahub_gms_token="t",
     )
     assert find_served(given) == ServedCatalog("http://127.0.0.1:1/mcp", "http://127.0.0.1:2", "t")
+
+
+def _mcp_http_servers(logs: Path) -> list[int]:
+    """The pids of the HTTP MCP servers whose log is in `logs`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # not a process, or one that just ended
+            continue
+        log = str(logs).encode()
+        if b"tools.catalog.mcp_launcher" in cmdline and b"http" in cmdline and any(log in a for a in cmdline):
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.slow
+def test_the_http_mcp_server_ends_with_an_owner_killed_outright(settings: ProvenanceSettings) -> None:
+    """A `catalog serve` (or a warm service) stops its HTTP MCP server on the way out; killed with SIGKILL, it has no
+    way out, and the server, which has no stdio pipe to lose, served on for good (one was left by every test run)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROVENANCE_CATALOG", "DATAHUB_GMS"))}
+    env["PROVENANCE_HOME"] = str(settings.home)
+    owner = subprocess.Popen(
+        [sys.executable, "-m", "agent.cli", "catalog", "serve"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not state_path(settings).exists():
+        assert owner.poll() is None and time.monotonic() < deadline, "catalog serve did not start"
+        time.sleep(0.2)
+    servers = _mcp_http_servers(settings.logs)
+    assert len(servers) == 1, servers
+    owner.kill()
+    owner.wait(timeout=30)
+    deadline = time.monotonic() + 15
+    while _mcp_http_servers(settings.logs):
+        assert time.monotonic() < deadline, f"the HTTP MCP server {servers} outlived its killed owner"
+        time.sleep(0.2)
