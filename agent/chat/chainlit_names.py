@@ -15,8 +15,8 @@ _REPAIRED = "_provenance_raises_attribute_error"
 def repair_chainlit_getattr() -> None:
     """Make the imported chainlit package raise AttributeError for a name it lacks, as PEP 562 asks."""
     chainlit = sys.modules.get("chainlit")
-    lazy = getattr(chainlit, "__dict__", {}).get("__getattr__")
-    if chainlit is None or lazy is None or getattr(lazy, _REPAIRED, False):
+    lazy = vars(chainlit).get("__getattr__") if chainlit is not None else None
+    if lazy is None or getattr(lazy, _REPAIRED, False):
         return
 
     def __getattr__(name: str) -> Any:

@@ -91,9 +91,9 @@ def rehome_datahub() -> None:
         vars(disk_cache)["_DATAHUB_ROOT"] = home_dot_datahub
 
 
-def die_with(launcher: int) -> None:
-    """SIGKILL this process as soon as process `launcher` ends (a pidfd: no polling)."""
-    pidfd = os.pidfd_open(launcher)
+def die_with(owner: int) -> None:
+    """SIGKILL this process as soon as process `owner` ends (a pidfd: no polling)."""
+    pidfd = os.pidfd_open(owner)
 
     def watch() -> None:
         select.select([pidfd], [], [])
