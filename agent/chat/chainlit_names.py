@@ -15,7 +15,9 @@ _REPAIRED = "_provenance_raises_attribute_error"
 def repair_chainlit_getattr() -> None:
     """Make the imported chainlit package raise AttributeError for a name it lacks, as PEP 562 asks."""
     chainlit = sys.modules.get("chainlit")
-    lazy = vars(chainlit).get("__getattr__") if chainlit is not None else None
+    if chainlit is None:
+        return
+    lazy = vars(chainlit).get("__getattr__")
     if lazy is None or getattr(lazy, _REPAIRED, False):
         return
 
