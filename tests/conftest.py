@@ -120,6 +120,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             server.wait(timeout=10)
     if folder is not None:
         shutil.rmtree(folder)  # the sockets and logs: each run left a folder in /tmp
+    # This process's temporary HOME (each run left three). A process this one started may still be ending and write
+    # into it as it goes: what is left then is a few files in /tmp, not a reason to fail the run.
+    shutil.rmtree(_HOME, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
