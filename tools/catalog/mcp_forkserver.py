@@ -35,6 +35,7 @@ RUNTIME_VARIABLES = frozenset(
         "TOOLS_IS_MUTATION_ENABLED",  # read by mcp_server_datahub, imported afresh in the child
         "SAVE_DOCUMENT_TOOL_ENABLED",
         "HOME",  # the SDK's paths under it are recomputed in the child (rehome_datahub)
+        "PATH",  # where programs are found when they start; the server starts none (the GitHub action prepends one)
         FORKSERVER_ENV,
     }
 )
