@@ -41,13 +41,16 @@ if TYPE_CHECKING:
 
 # `make test` runs pytest-xdist with --dist loadgroup: tests of a group run on one worker, so what they share is
 # built once. The browser tests share a chat server per module and load the CPU; the dbt world (~55 s) lives in
-# its worker's PostgreSQL server, as the Feast world (~40 s) does. Other session fixtures (the seeded home, the real
-# world: seconds) are per worker.
+# its worker's PostgreSQL server, as the Feast world (~40 s) does. Other session fixtures (the seeded home: ~2 CPU s)
+# are per worker.
 _GROUP_FIXTURES = {
     "dbt_world": "dbt_world",
     "dbt_world_copy": "dbt_world",
     "feast_catalog": "feast_world",
     "dbt_style_world": "dbt_style_world",
+    # the real-ingestion world (~15 s, sources run in-process): its ~30 s of tests on one worker build it once
+    "real_world": "real_world",
+    "real_world_copy": "real_world",
 }
 
 
