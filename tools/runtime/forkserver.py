@@ -151,8 +151,8 @@ def serve(path: str, refusal: Callable[[dict[str, Any]], str | None]) -> dict[st
     parent = os.getppid()
     mine = interpreter()
     # The imported libraries' objects, set apart from the collector: a child's first full collection would otherwise
-    # write to every one of them, and each page written is copied from the server into the child (a forked command
-    # cost 1.5 CPU s more than a cold `provenance runs`). Python's gc.freeze() documents this use.
+    # write to every one of them, and each page written is copied from the server into the child (a forked
+    # `provenance runs` cost 1.5 CPU s more than a cold one). Python's gc.freeze() documents this use.
     gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
